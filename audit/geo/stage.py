@@ -1,0 +1,134 @@
+"""The geo stage: caption items in, per-record assignments and a mergeable partial count out.
+
+Ray-free: the job calls ``GeoStage.process`` on each Arrow batch a connector yields. The partial
+is a *cube* of counts keyed by (group, outcome, country, tld_country) plus skip and match-type
+counts; cubes from any number of batches, shards or machines add up to the same totals, so nothing
+row-sized ever travels to the driver.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from audit.geo.resolve import MATCH_STRUCT, CountryResolver
+from audit.geo.tld import tld_country
+
+ALL = "__all__"  # group label of the whole corpus; per-group rows use the group value
+RECORD_SCHEMA = pa.schema([
+    ("record_id", pa.string()),
+    ("group", pa.string()),
+    ("country", pa.string()),
+    ("outcome", pa.string()),
+    ("score", pa.int16()),
+    ("tld_country", pa.string()),
+    ("matches", pa.list_(MATCH_STRUCT)),
+])
+# Sub-batches stay far below Arrow's 2 GiB string-offset limit even after normalization doubles
+# separators, whatever the caption lengths.
+MAX_BATCH_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class GeoPartial:
+    """Mergeable counts. Keys are plain tuples of strings so a partial round-trips through JSON."""
+
+    cube: Counter = field(default_factory=Counter)  # (group, outcome, country|"", tld|"") → records
+    skipped: Counter = field(default_factory=Counter)  # reason → rows
+    match_types: Counter = field(default_factory=Counter)  # match type → distinct alias matches
+    rows_in: int = 0
+
+    def merge(self, other: GeoPartial) -> GeoPartial:
+        self.cube.update(other.cube)
+        self.skipped.update(other.skipped)
+        self.match_types.update(other.match_types)
+        self.rows_in += other.rows_in
+        return self
+
+    def to_json(self) -> dict:
+        return {
+            "rows_in": self.rows_in,
+            "cube": [[*k, v] for k, v in sorted(self.cube.items())],
+            "skipped": dict(sorted(self.skipped.items())),
+            "match_types": dict(sorted(self.match_types.items())),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> GeoPartial:
+        return cls(
+            cube=Counter({tuple(row[:-1]): row[-1] for row in data["cube"]}),
+            skipped=Counter(data["skipped"]),
+            match_types=Counter(data["match_types"]),
+            rows_in=data["rows_in"],
+        )
+
+
+class GeoStage:
+    """Resolve caption items; one instance per worker holds the compiled lexicon."""
+
+    def __init__(self, lexicon_entries: pa.Table, with_records: bool = False):
+        self.resolver = CountryResolver(lexicon_entries)
+        self.with_records = with_records
+
+    def process(self, items: pa.RecordBatch) -> tuple[pa.Table | None, GeoPartial]:
+        partial = GeoPartial(rows_in=items.num_rows)
+        for reason, n in _value_counts(items.column("skip_reason")):
+            if reason is not None:
+                partial.skipped[reason] += n
+        usable = items.filter(pc.is_null(items.column("skip_reason")))
+        records = [self._resolve(chunk, partial) for chunk in _byte_chunks(usable)]
+        table = pa.concat_tables(records) if records and self.with_records else None
+        return table, partial
+
+    def _resolve(self, items: pa.RecordBatch, partial: GeoPartial) -> pa.Table:
+        text = pc.binary_join_element_wise(items.column("text"), items.column("context"), "\n", null_handling="skip")
+        res = self.resolver.resolve(text, with_matches=self.with_records)
+        outcome = res.outcome.cast(pa.string())
+        tld = tld_country(items.column("url"))
+        group = items.column("group")
+        for mtype, n in res.match_type_counts.items():
+            if n:
+                partial.match_types[mtype] += n
+        keys = pa.table({
+            "outcome": outcome,
+            "country": pc.fill_null(res.country, ""),
+            "tld": pc.fill_null(tld, ""),
+            "group": pc.fill_null(group, ""),
+        })
+        counted = keys.group_by(["group", "outcome", "country", "tld"]).aggregate([([], "count_all")]).to_pydict()
+        has_groups = group.null_count < len(group)
+        for g, o, c, t, n in zip(counted["group"], counted["outcome"], counted["country"], counted["tld"], counted["count_all"]):
+            partial.cube[(ALL, o, c, t)] += n
+            if has_groups:
+                partial.cube[(g or "(missing)", o, c, t)] += n
+        if not self.with_records:
+            return pa.table({})
+        return pa.Table.from_arrays(
+            [items.column("record_id"), group, res.country, outcome, res.score, tld, res.matches], schema=RECORD_SCHEMA
+        )
+
+
+def _value_counts(arr: pa.Array) -> list[tuple[str | None, int]]:
+    vc = pc.value_counts(arr)
+    return list(zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()))
+
+
+def _byte_chunks(batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+    """Split a batch so no chunk carries more than MAX_BATCH_BYTES of text."""
+    if batch.num_rows == 0:
+        return []
+    text_bytes = batch.column("text").nbytes + batch.column("context").nbytes
+    if text_bytes <= MAX_BATCH_BYTES:
+        return [batch]
+    sizes = pc.add(pc.fill_null(pc.binary_length(batch.column("text")), 0),
+                   pc.fill_null(pc.binary_length(batch.column("context")), 0)).to_pylist()
+    chunks, start, acc = [], 0, 0
+    for i, size in enumerate(sizes):
+        if acc and acc + size > MAX_BATCH_BYTES:
+            chunks.append(batch.slice(start, i - start))
+            start, acc = i, 0
+        acc += size
+    chunks.append(batch.slice(start))
+    return chunks
