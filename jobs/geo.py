@@ -103,7 +103,7 @@ class GeoConfig(BaseModel):
     group_by: str | None = None
     write_records: bool = False
     top_n: int = Field(20, ge=1)
-    min_population: float = Field(1_000_000, ge=0)
+    min_population: float = Field(1_000_000.0, ge=0)
     min_records: int = Field(1, ge=1)
     bootstrap_replicates: int = Field(2_000, ge=0)
     seed: int = 2026
@@ -118,6 +118,10 @@ class GeoConfig(BaseModel):
 
 
 # ---- worker side -----------------------------------------------------------------------------
+class ShardError(RuntimeError):
+    """A shard could not be read or resolved; the message names its file and shard id."""
+
+
 _STAGES: dict[tuple[str, bool], GeoStage] = {}
 
 
@@ -161,7 +165,7 @@ def run_shard(shard: Shard, spec: CorpusSpec, stage: GeoStage, partial_dir: str,
     except Exception as exc:  # noqa: BLE001 — every failure is reported with the shard's file
         message = f"{shard.file.url} (shard {shard.shard_id}, row groups {list(shard.row_groups) or 'all'}): {type(exc).__name__}: {exc}"
         if on_error != "skip":
-            raise RuntimeError(message) from exc
+            raise ShardError(message) from exc
         partial = GeoPartial()
         result = {"status": "failed", "error": message}
     result.update({
@@ -213,11 +217,14 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
     plans: dict[str, Plan] = {name: plan_corpus(spec, cfg.shard_rows, opts.on_error) for name, spec in specs.items()}
     timings["plan_s"] = time.monotonic() - t0
 
+    # Input identity lives in the shard ids (file URL, size, stamp, row groups), not in this hash:
+    # a resumed run may see a repaired or added file, and reruns exactly the shards that changed.
     payload = {"config": cfg.model_dump(), "lexicon_sha256": lexicon.sha256, "indicators_sha256": indicators_sha,
-               "inputs": {n: p.fingerprint for n, p in plans.items()}, "on_error": opts.on_error}
+               "on_error": opts.on_error}
     chash = config_hash(payload)
     run_dir = RunDir(opts.out, JOB, opts.run_id, payload, chash, opts.resume)
-    finished = _finished(run_dir) if run_dir.resumed else {}
+    planned = {s.shard_id for p in plans.values() for s in p.shards}
+    finished = {k: v for k, v in _finished(run_dir).items() if k in planned} if run_dir.resumed else {}
 
     todo = [s for p in plans.values() for s in p.shards if s.shard_id not in finished]
     expected = [p.expected_rows for p in plans.values()]
@@ -252,7 +259,7 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
                 progress.update(result["partial"]["rows_in"])
         except Exception as exc:
             raise RuntimeError(
-                f"geo scan stopped: {exc}\nFinished shards are kept in {run_dir.partial}; "
+                f"geo scan stopped: {_root_cause(exc)}\nFinished shards are kept in {run_dir.partial}; "
                 f"rerun with --resume --run-id {run_dir.run_id} to continue."
             ) from exc
     timings["scan_s"] = time.monotonic() - t_scan
@@ -320,6 +327,15 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
     }
     write_json(run_dir.path("manifest.json"), manifest)
     return run_dir.commit()
+
+
+def _root_cause(exc: Exception) -> str:
+    """The shard's own message out of Ray's wrapped traceback (it names the file and shard)."""
+    for line in str(exc).splitlines():
+        marker = f"{ShardError.__name__}: "
+        if marker in line:
+            return line.split(marker, 1)[1]
+    return str(exc)
 
 
 def _table_row(name: str, block: dict) -> dict:

@@ -1,0 +1,56 @@
+"""Summaries from merged counts (hand-computed) and the ccTLD signal."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pyarrow as pa
+import pytest
+
+from audit.geo.aggregate import summarize, summarize_all
+from audit.geo.stage import ALL, GeoPartial
+from audit.geo.tld import tld_country
+
+
+def test_summary_numbers_by_hand():
+    p = GeoPartial(rows_in=12, skipped=Counter({"empty_text": 2}), cube=Counter({
+        (ALL, "single_country", "US", ""): 4,
+        (ALL, "single_country", "US", "US"): 1,
+        (ALL, "weighted_majority", "FR", "FR"): 2,
+        (ALL, "single_country", "KE", "GB"): 1,
+        (ALL, "ambiguous", "", ""): 1,
+        (ALL, "unresolved", "", "JP"): 1,
+    }))
+    s = summarize(p, top_n=2)
+    assert s["usable_records"] == 10 and s["resolved_records"] == 8 and s["coverage"] == pytest.approx(0.8)
+    assert s["outcomes"] == {"single_country": 6, "weighted_majority": 2, "ambiguous": 1, "unresolved": 1}
+    assert [t["alpha2"] for t in s["top"]] == ["US", "FR"] and s["top"][0]["share"] == pytest.approx(5 / 8)
+    assert s["top3_concentration"] == pytest.approx(1.0)
+    assert s["tail"] == {"countries": 0, "records": 0, "share": 0}  # KE has 1 record: not in the ≥ 2 tail
+    assert s["n_countries_ge2"] == 2
+    assert s["region_shares"] == pytest.approx({"Americas": 5 / 8, "Europe": 2 / 8, "Africa": 1 / 8})
+    tld = s["tld"]
+    assert tld["country_counts"] == {"FR": 2, "GB": 1, "JP": 1, "US": 1}
+    assert tld["agreement"] == {"records_with_both": 4, "agree": 3, "agreement": 0.75}
+    assert {(c["caption"], c["tld"]): c["records"] for c in tld["crosstab"]} == {
+        ("US", "none"): 4, ("US", "US"): 1, ("FR", "FR"): 2, ("KE", "GB"): 1, ("unresolved", "JP"): 1}
+    full = summarize_all(p)
+    assert full["skipped"] == {"empty_text": 2} and "groups" not in full
+
+
+def test_partials_merge_and_round_trip():
+    a = GeoPartial(rows_in=3, cube=Counter({(ALL, "single_country", "US", ""): 3}), match_types=Counter({"country": 3}))
+    b = GeoPartial(rows_in=2, cube=Counter({(ALL, "single_country", "US", ""): 1, (ALL, "unresolved", "", ""): 1}),
+                   skipped=Counter({"null_text": 1}))
+    merged = GeoPartial().merge(a).merge(GeoPartial.from_json(b.to_json()))
+    assert merged.rows_in == 5 and merged.cube[(ALL, "single_country", "US", "")] == 4 and merged.skipped["null_text"] == 1
+
+
+@pytest.mark.parametrize("url, country", [
+    ("http://www.bbc.co.uk/news/a.jpg", "GB"), ("https://example.jp:8080/x", "JP"), ("ftp://user@host.de/p", "DE"),
+    ("www.lemonde.fr/img.png", "FR"), ("HTTPS://Photos.Example.CA/a", "CA"), ("http://a.gp/x", "GP"),
+    ("https://foo.com/pic.jp", None),  # the path is not the host
+    ("https://x.io/a", None), ("https://y.tv", None),  # vanity ccTLDs
+    ("https://z.eu/a", None), ("http://10.0.0.1/a", None), ("not a url", None), (None, None), ("", None),
+])
+def test_tld_country(url, country):
+    assert tld_country(pa.array([url], pa.string())).to_pylist() == [country]

@@ -1,0 +1,201 @@
+"""The geo job end to end on a session-scoped local Ray: counts, groups, bad input, resume."""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from audit.geo.aggregate import summarize
+from audit.geo.stage import GeoPartial, GeoStage
+from jobs.config import RunOptions
+from jobs.geo import CorpusConfig, GeoConfig, run
+
+pytestmark = pytest.mark.ray
+
+
+def make_corpus(root: Path, captions: list[str], files: int, group_values: list[str] | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    per = -(-len(captions) // files)
+    for i in range(files):
+        chunk = captions[i * per:(i + 1) * per]
+        cols = {"text": chunk, "url": [random.Random(j).choice(["http://x.jp/a", "http://y.com", "http://z.co.uk/b"]) for j in range(len(chunk))]}
+        if group_values:
+            cols["lang"] = [group_values[(i * per + j) % len(group_values)] for j in range(len(chunk))]
+        pq.write_table(pa.table(cols), root / f"part-{i:03d}.parquet", row_group_size=1000)
+    return root
+
+
+def corpus(name: str, path: Path, **kw) -> CorpusConfig:
+    return CorpusConfig(name=name, paths=[str(path)], format="parquet", text="text", url="url", **kw)
+
+
+def load(run_dir: str) -> tuple[dict, dict]:
+    d = Path(run_dir)
+    return json.loads((d / "summary.json").read_text()), json.loads((d / "manifest.json").read_text())
+
+
+def one_process(lexicon, captions, urls=None, groups=None) -> GeoPartial:
+    """The whole corpus resolved in one process, one batch: the reference for the distributed run."""
+    n = len(captions)
+    items = pa.record_batch({
+        "record_id": [str(i) for i in range(n)], "text": captions, "context": pa.nulls(n, pa.string()),
+        "url": urls if urls is not None else pa.nulls(n, pa.string()),
+        "group": groups if groups is not None else pa.nulls(n, pa.string()), "skip_reason": pa.nulls(n, pa.string()),
+    })
+    return GeoStage(lexicon.entries).process(items)[1]
+
+
+def test_multi_file_scan_equals_one_process(ray_local, tmp_path, real_captions, paper_lexicon):
+    captions = random.Random(7).sample(real_captions, 12_000)
+    src = make_corpus(tmp_path / "c", captions, files=5)
+    cfg = GeoConfig(corpora=[corpus("real", src)], shard_rows=1000, bootstrap_replicates=100, write_records=True)
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs")))
+    summary, manifest = load(out)
+    urls = pa.concat_tables([pq.read_table(p) for p in sorted(src.glob("*.parquet"))]).column("url").to_pylist()
+    expected = one_process(paper_lexicon, captions, urls)
+    got = summary["corpora"]["real"]
+    ref = summarize(expected)
+    for key in ("outcomes", "country_counts", "resolved_records", "usable_records", "top3_concentration"):
+        assert got[key] == ref[key], key
+    assert got["tld"]["country_counts"] == ref["tld"]["country_counts"]
+    assert manifest["shards"]["total"] == 15 and manifest["rows"]["in"] == 12_000
+    # per-record Parquet: one row per caption, the same assignments
+    records = pq.read_table(Path(out) / "records" / "real")
+    assert records.num_rows == 12_000
+    assert Counter(records.column("country").drop_null().to_pylist()) == Counter(ref["country_counts"])
+    assert (Path(out) / "_SUCCESS").exists() and not list(Path(out).parent.glob(".*.partial"))
+
+
+def test_manifest_and_report(ray_local, tmp_path):
+    src = make_corpus(tmp_path / "c", ["Lions in Kenya", "Tokyo <b>by</b> night", "a dog"] * 10, files=2, group_values=["<script>x</script>", "en"])
+    cfg = GeoConfig(corpora=[corpus("tiny", src)], group_by="lang", bootstrap_replicates=50)
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs"), run_id="r1"))
+    assert out.endswith("geo/r1")
+    summary, m = load(out)
+    for key in ("job", "config", "seed", "inputs", "lexicon", "indicators", "packages", "started_at", "finished_at", "timings", "rows", "shards"):
+        assert key in m, key
+    assert m["lexicon"]["sha256"] == summary["lexicon"]["sha256"] and len(m["lexicon"]["sha256"]) == 64
+    assert m["packages"]["ray"] and m["timings"]["scan_s"] > 0 and m["seed"] == 2026
+    assert m["inputs"]["tiny"]["expected_rows"] == 30
+    html = (Path(out) / "report.html").read_text()
+    assert "<script>x</script>" not in html and "&lt;script&gt;x&lt;/script&gt;" in html
+    assert "<svg" in html and "Top " in html
+    with pytest.raises(Exception, match="already exists"):
+        run(cfg, RunOptions(out=str(tmp_path / "runs"), run_id="r1"))
+
+
+def test_group_by_gives_each_group_the_whole_analysis(ray_local, tmp_path, real_captions, paper_lexicon):
+    captions = random.Random(3).sample(real_captions, 3000) + ["Trip to Japan"] * 50 + ["Paris, France"] * 30
+    langs = ["en", "fr", "de"]
+    src = make_corpus(tmp_path / "g", captions, files=3, group_values=langs)
+    out = run(GeoConfig(corpora=[corpus("g", src)], group_by="lang", bootstrap_replicates=0), RunOptions(out=str(tmp_path / "runs")))
+    summary, _ = load(out)
+    block = summary["corpora"]["g"]
+    assert set(block["groups"]) == set(langs)
+    groups = pa.concat_tables([pq.read_table(p) for p in sorted(src.glob("*.parquet"))]).column("lang").to_pylist()
+    for lang in langs:
+        subset = [c for c, g in zip(captions, groups) if g == lang]
+        ref = summarize(one_process(paper_lexicon, subset))
+        assert block["groups"][lang]["country_counts"] == ref["country_counts"]
+        assert block["groups"][lang]["usable_records"] == len(subset)
+    assert sum(block["groups"][g]["resolved_records"] for g in langs) == block["resolved_records"]
+
+
+def test_bad_input_counted_by_reason(ray_local, tmp_path):
+    d = tmp_path / "bad"
+    d.mkdir()
+    pq.write_table(pa.table({"text": pa.array([b"Kenya", None, b" ", b"\xff\xfe", b"Peru " + b"z" * 1_000_000], pa.binary()),
+                             "url": ["u"] * 5}), d / "a.parquet")
+    (d / "b.parquet").write_bytes(b"PAR1 garbage")
+    cfg = GeoConfig(corpora=[corpus("bad", d)], bootstrap_replicates=0)
+    with pytest.raises(ValueError, match=r"b\.parquet: unreadable"):
+        run(cfg, RunOptions(out=str(tmp_path / "runs")))
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs"), on_error="skip"))
+    summary, m = load(out)
+    assert m["rows"]["skipped_by_reason"] == {"null_text": 1, "empty_text": 1, "invalid_utf8": 1, "unreadable_shard": 1}
+    assert m["rows"]["in"] == 5 and m["rows"]["out"] == 2
+    assert summary["corpora"]["bad"]["country_counts"] == {"KE": 1, "PE": 1}  # the 1 MB caption resolved
+    assert m["shards"]["failed"][0]["file"].endswith("b.parquet")
+
+
+def test_missing_column_fails_before_any_work(ray_local, tmp_path):
+    pq.write_table(pa.table({"caption": ["x"]}), tmp_path / "a.parquet")
+    with pytest.raises(ValueError, match=r"a\.parquet: mapped column\(s\) \['text', 'url'\] not found"):
+        run(GeoConfig(corpora=[corpus("x", tmp_path / "a.parquet")]), RunOptions(out=str(tmp_path / "runs")))
+    assert not (tmp_path / "runs").exists()
+
+
+def write_tsv_shards(d: Path, captions: list[str], per: int) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    captions = [" ".join(c.split()) for c in captions]  # one caption per line, no tabs inside
+    for i in range(0, len(captions), per):
+        lines = [f"{c}\thttp://a.{'fr' if j % 3 else 'jp'}/{j}" for j, c in enumerate(captions[i:i + per])]
+        (d / f"s{i // per:03d}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_shard_failing_mid_scan_then_resume_gives_identical_totals(ray_local, tmp_path, real_captions):
+    captions = random.Random(11).sample(real_captions, 6000)
+    d = tmp_path / "tsv"
+    write_tsv_shards(d, captions, 1000)
+    good = (d / "s005.tsv").read_bytes()
+    (d / "s005.tsv").unlink()
+    (d / "s005.tsv.gz").write_bytes(b"\x1f\x8b not really gzip")  # fails when read, not when planned
+    cfg = GeoConfig(corpora=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], bootstrap_replicates=0)
+    opts = RunOptions(out=str(tmp_path / "runs"), run_id="resumable")
+    with pytest.raises(RuntimeError, match=r"(?s)geo scan stopped: \S+s005\.tsv\.gz \(shard \w+, row groups all\): BadGzipFile.*--resume --run-id resumable"):
+        run(cfg, opts)
+    partial = tmp_path / "runs" / "geo" / ".resumable.partial"
+    assert list((partial / "shards").glob("*.json")), "finished shards must survive the failure"
+    import gzip
+
+    (d / "s005.tsv.gz").write_bytes(gzip.compress(good))  # repaired: a new shard id, so it is rerun
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs"), run_id="resumable", resume=True))
+    summary, m = load(out)
+    assert m["shards"]["resumed"] >= 1 and m["shards"]["resumed"] + m["shards"]["run"] == 6
+    clean_summary, _ = load(run(cfg, RunOptions(out=str(tmp_path / "runs"), run_id="clean")))
+    for key in ("outcomes", "country_counts", "usable_records"):
+        assert summary["corpora"]["t"][key] == clean_summary["corpora"]["t"][key]
+    assert summary["corpora"]["t"]["usable_records"] == 6000
+
+
+def test_killed_run_resumes_and_reproduces_totals(ray_local, tmp_path, real_captions):
+    """A real interruption: the CLI process (with its own local Ray) is killed mid-scan."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    captions = random.Random(5).sample(real_captions, 24_000)
+    d = tmp_path / "tsv"
+    write_tsv_shards(d, captions, 1000)
+    out_root = tmp_path / "runs"
+    args = [sys.executable, "-m", "jobs.cli", "geo", "--corpus", f"t:cc3m:{d}", "--bootstrap", "0", "--out", str(out_root),
+            "--run-id", "killed", "--num-cpus", "1"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    shards_dir = out_root / "geo" / ".killed.partial" / "shards"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(shards_dir.glob("*.json"))) < 2:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = len(list(shards_dir.glob("*.json")))
+    assert 2 <= done_before < 24, "the run must be interrupted part way"
+    assert not (out_root / "geo" / "killed").exists()
+
+    from jobs.cli import main
+
+    assert main(args[3:-2] + ["--resume"]) == 0  # the same command, resumed (in this process's Ray)
+    summary, m = load(str(out_root / "geo" / "killed"))
+    cfg = GeoConfig(corpora=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], bootstrap_replicates=0)
+    assert m["shards"]["resumed"] >= done_before and m["shards"]["resumed"] + m["shards"]["run"] == 24
+    clean, _ = load(run(cfg, RunOptions(out=str(out_root), run_id="clean")))
+    for key in ("outcomes", "country_counts", "usable_records"):
+        assert summary["corpora"]["t"][key] == clean["corpora"]["t"][key]
+    assert m["rows"]["in"] == 24_000
