@@ -124,7 +124,12 @@ def _run_geo(args: argparse.Namespace) -> int:
 
 
 def _run_geo_lexicon(args: argparse.Namespace) -> int:
-    from audit.geo.lexicon import LexiconConfig, apply_edits, build_lexicon, load_lexicon
+    from audit.geo.lexicon import (
+        LexiconConfig,
+        apply_edits,
+        build_lexicon,
+        load_lexicon,
+    )
 
     lex = build_lexicon(LexiconConfig(profile=args.profile)) if args.rebuild else load_lexicon(args.profile)
     if args.edits:

@@ -10,28 +10,37 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict
-from datetime import datetime, timezone
 from importlib import resources
 from typing import Literal
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import ray
-from fsspec.core import url_to_fs
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from audit.geo.aggregate import summarize_all
+from audit.geo.aggregate import summarize_all, table_row
 from audit.geo.association import AssociationConfig, associate
 from audit.geo.lexicon import Lexicon, apply_edits, load_lexicon
 from audit.geo.sources import country_codes
 from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
-from connectors.captions import PRESETS, ColumnMapping, CorpusSpec, Plan, Shard, detect_format, plan_corpus, read_shard
+from connectors.captions import (
+    PRESETS,
+    ColumnMapping,
+    CorpusSpec,
+    Plan,
+    Shard,
+    detect_format,
+    plan_corpus,
+    read_shard,
+)
 from connectors.fs import FileRef
 from connectors.indicators import read_indicators
+from connectors.records import ShardRecordWriter
 from jobs.config import RunOptions, config_hash
+from jobs.manifest import StageTimer, base_manifest
 from jobs.progress import Progress
-from jobs.rundir import RunDir, read_json, write_json, write_text
-from jobs.runtime import init_ray, package_versions
+from jobs.rundir import RunDir, write_json, write_text
+from jobs.runtime import init_ray
+from jobs.shards import ShardError, finished_shards, scan_shards
 
 JOB = "geo"
 
@@ -118,9 +127,6 @@ class GeoConfig(BaseModel):
 
 
 # ---- worker side -----------------------------------------------------------------------------
-class ShardError(RuntimeError):
-    """A shard could not be read or resolved; the message names its file and shard id."""
-
 
 _STAGES: dict[tuple[str, bool], GeoStage] = {}
 
@@ -145,31 +151,23 @@ def run_shard(shard: Shard, spec: CorpusSpec, stage: GeoStage, partial_dir: str,
     """Read, resolve and record one shard; the shard file marks it done for --resume."""
     started = time.monotonic()
     partial = GeoPartial()
-    records_url = f"{partial_dir}/records/{spec.name}/{shard.shard_id}.parquet"
-    writer = None
+    writer = ShardRecordWriter(f"{partial_dir}/records/{spec.name}/{shard.shard_id}.parquet", RECORD_SCHEMA)
     try:
-        fs, rpath = url_to_fs(records_url)
-        tmp = f"{rpath}.tmp"
         for items in read_shard(shard, spec):
             table, p = stage.process(items)
             partial.merge(p)
-            if table is not None and table.num_rows:
-                if writer is None:
-                    fs.makedirs(rpath.rsplit("/", 1)[0], exist_ok=True)
-                    writer = pq.ParquetWriter(fs.open(tmp, "wb"), RECORD_SCHEMA, compression="zstd")
-                writer.write_table(table)
-        if writer is not None:
-            writer.close()
-            fs.mv(tmp, rpath)
+            writer.write(table)
+        writer.close()
         result = {"status": "ok", "error": None}
     except Exception as exc:  # noqa: BLE001 — every failure is reported with the shard's file
+        writer.abort()
         message = f"{shard.file.url} (shard {shard.shard_id}, row groups {list(shard.row_groups) or 'all'}): {type(exc).__name__}: {exc}"
         if on_error != "skip":
             raise ShardError(message) from exc
         partial = GeoPartial()
         result = {"status": "failed", "error": message}
     result.update({
-        "shard_id": shard.shard_id, "corpus": spec.name, "file": shard.file.url,
+        "shard_id": shard.shard_id, "corpus": spec.name, "file": shard.file.url, "rows_in": partial.rows_in,
         "seconds": round(time.monotonic() - started, 3), "partial": partial.to_json(),
     })
     write_json(f"{partial_dir}/shards/{shard.shard_id}.json", result)
@@ -192,30 +190,14 @@ def _load_lexicon(cfg: GeoConfig) -> Lexicon:
     return apply_edits(lex, cfg.lexicon_edits) if cfg.lexicon_edits else lex
 
 
-def _finished(run: RunDir) -> dict[str, dict]:
-    fs, path = url_to_fs(run.path("shards"))
-    if not fs.exists(path):
-        return {}
-    done = {}
-    for p in fs.ls(path, detail=False):
-        if p.endswith(".json"):
-            data = read_json(run.path("shards", p.rsplit("/", 1)[-1]))
-            if data["status"] == "ok":
-                done[data["shard_id"]] = data
-    return done
-
-
 def run(cfg: GeoConfig, opts: RunOptions) -> str:
     """Run the geo audit; returns the final run directory."""
-    t0 = time.monotonic()
-    started_at = datetime.now(timezone.utc).isoformat()
-    timings: dict[str, float] = {}
-
-    lexicon = _load_lexicon(cfg)
-    indicators, indicators_sha = read_indicators(cfg.indicators_path)
-    specs = {c.name: c.to_spec(cfg.group_by) for c in cfg.corpora}
-    plans: dict[str, Plan] = {name: plan_corpus(spec, cfg.shard_rows, opts.on_error) for name, spec in specs.items()}
-    timings["plan_s"] = time.monotonic() - t0
+    timer = StageTimer()
+    with timer("plan"):
+        lexicon = _load_lexicon(cfg)
+        indicators, indicators_sha = read_indicators(cfg.indicators_path)
+        specs = {c.name: c.to_spec(cfg.group_by) for c in cfg.corpora}
+        plans: dict[str, Plan] = {name: plan_corpus(spec, cfg.shard_rows, opts.on_error) for name, spec in specs.items()}
 
     # Input identity lives in the shard ids (file URL, size, stamp, row groups), not in this hash:
     # a resumed run may see a repaired or added file, and reruns exactly the shards that changed.
@@ -223,130 +205,77 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
                "on_error": opts.on_error}
     chash = config_hash(payload)
     run_dir = RunDir(opts.out, JOB, opts.run_id, payload, chash, opts.resume)
-    planned = {s.shard_id for p in plans.values() for s in p.shards}
-    finished = {k: v for k, v in _finished(run_dir).items() if k in planned} if run_dir.resumed else {}
-
-    todo = [s for p in plans.values() for s in p.shards if s.shard_id not in finished]
+    shards = [s for p in plans.values() for s in p.shards]
+    finished = finished_shards(run_dir, {s.shard_id for s in shards})
+    todo = [s for s in shards if s.shard_id not in finished]
     expected = [p.expected_rows for p in plans.values()]
-    progress = Progress(JOB, None if None in expected else sum(expected), sum(len(p.shards) for p in plans.values()))
+    progress = Progress(JOB, None if None in expected else sum(expected), len(shards))
     for data in finished.values():
-        progress.resume(data["partial"]["rows_in"])
+        progress.resume(data["rows_in"])
 
-    t = time.monotonic()
-    ray_info = init_ray(opts.address, opts.num_cpus)
-    timings["ray_init_s"] = time.monotonic() - t
+    with timer("ray_init"):
+        ray_info = init_ray(opts.address, opts.num_cpus)
 
     results: list[dict] = list(finished.values())
-    t_scan = time.monotonic()
-    progress.start()
-    if todo:
-        lexicon_ref = [ray.put(lexicon.entries)]  # in a list so Ray passes the ref, not the value
+    with timer("scan"):
+        progress.start()
+        kwargs = {"specs": specs, "lexicon_key": lexicon.sha256, "lexicon_ref": [ray.put(lexicon.entries)],
+                  "with_records": cfg.write_records, "partial_dir": run_dir.partial, "on_error": opts.on_error}
         items = [{"shard": json.dumps(asdict(s)), "corpus": s.corpus} for s in todo]
-        ds = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-            _map_shards,
-            batch_size=1,
-            batch_format="pyarrow",
-            num_cpus=1,
-            fn_kwargs={
-                "specs": specs, "lexicon_key": lexicon.sha256, "lexicon_ref": lexicon_ref,
-                "with_records": cfg.write_records, "partial_dir": run_dir.partial, "on_error": opts.on_error,
-            },
-        )
-        try:
-            for row in ds.iter_rows():
-                result = json.loads(row["result"])
-                results.append(result)
-                progress.update(result["partial"]["rows_in"])
-        except Exception as exc:
-            raise RuntimeError(
-                f"geo scan stopped: {_root_cause(exc)}\nFinished shards are kept in {run_dir.partial}; "
-                f"rerun with --resume --run-id {run_dir.run_id} to continue."
-            ) from exc
-    timings["scan_s"] = time.monotonic() - t_scan
-    progress.emit()
+        results += scan_shards(JOB, items, _map_shards, kwargs, run_dir, progress)
+        progress.emit()
 
-    t = time.monotonic()
-    merged = {name: GeoPartial() for name in specs}
-    for r in results:
-        if r["status"] == "ok":
-            merged[r["corpus"]].merge(GeoPartial.from_json(r["partial"]))
+    with timer("aggregate"):
+        merged = {name: GeoPartial() for name in specs}
+        for r in results:
+            if r["status"] == "ok":
+                merged[r["corpus"]].merge(GeoPartial.from_json(r["partial"]))
+        summary = _summary(cfg, run_dir.run_id, lexicon, indicators, merged, results, plans)
+
+    with timer("report"):
+        from jobs.report_geo import (
+            render_geo_report,  # presentation only: kept out of the workers
+        )
+
+        write_json(run_dir.path("summary.json"), summary)
+        write_text(run_dir.path("report.html"), render_geo_report(summary))
+
+    failed = [{"file": r["file"], "error": r["error"], "corpus": r["corpus"]} for r in results if r["status"] == "failed"]
+    failed += [{"file": f, "error": e, "corpus": n} for n, p in plans.items() for f, e in p.unreadable]
+    skipped: dict[str, int] = {}
+    for p in merged.values():
+        for k, v in p.skipped.items():
+            skipped[k] = skipped.get(k, 0) + v
+    if failed:
+        skipped["unreadable_shard"] = len(failed)
+    rows_in = sum(p.rows_in for p in merged.values())
+    manifest = base_manifest(JOB, run_dir.run_id, cfg, opts, chash, cfg.seed, timer, ray_info)
+    manifest.update({
+        "inputs": {n: {"fingerprint": p.fingerprint, "files": len({s.file.url for s in p.shards}) + len(p.unreadable),
+                       "shards": len(p.shards), "expected_rows": p.expected_rows} for n, p in plans.items()},
+        "lexicon": {"profile": lexicon.profile, "version": lexicon.version, "sha256": lexicon.sha256, "entries": lexicon.entries.num_rows},
+        "indicators": {"path": cfg.indicators_path or "shipped:connectors/data/worldbank/indicators.csv", "sha256": indicators_sha},
+        "rows": {"in": rows_in, "out": rows_in - sum(v for k, v in skipped.items() if k != "unreadable_shard"),
+                 "skipped_by_reason": skipped},
+        "shards": {"total": len(shards), "resumed": len(finished), "run": len(todo), "failed": failed},
+        "timings": {**timer.seconds, "wall_s": timer.wall(),
+                    "scan_rows_per_s": round(progress.rate(), 1), "progress": progress.samples},
+        "records": "records/<corpus>/<shard_id>.parquet" if cfg.write_records else None,
+    })
+    write_json(run_dir.path("manifest.json"), manifest)
+    return run_dir.commit()
+
+
+def _summary(cfg: GeoConfig, run_id: str, lexicon: Lexicon, indicators, merged: dict[str, GeoPartial], results: list[dict],
+             plans: dict[str, Plan]) -> dict:
     assoc_cfg = AssociationConfig(cfg.min_population, cfg.min_records, cfg.bootstrap_replicates, cfg.seed)
     alpha3 = country_codes()
     corpora = {}
     for name, partial in merged.items():
         block = summarize_all(partial, cfg.top_n)
         block["association"] = associate(block["country_counts"], indicators, alpha3, assoc_cfg)
-        failed = [r for r in results if r["corpus"] == name and r["status"] == "failed"]
-        block["failed_shards"] = [{"file": r["file"], "error": r["error"]} for r in failed]
+        block["failed_shards"] = [{"file": r["file"], "error": r["error"]} for r in results if r["corpus"] == name and r["status"] == "failed"]
         block["unreadable_files"] = [{"file": f, "error": e} for f, e in plans[name].unreadable]
         corpora[name] = block
-    summary = {"job": JOB, "run_id": run_dir.run_id, "lexicon": {"profile": lexicon.profile, "sha256": lexicon.sha256},
-               "table": [_table_row(n, b) for n, b in corpora.items()], "corpora": corpora}
-    timings["aggregate_s"] = time.monotonic() - t
-
-    t = time.monotonic()
-    from jobs.report_geo import render_geo_report  # presentation only; imported late to keep workers light
-
-    write_json(run_dir.path("summary.json"), summary)
-    write_text(run_dir.path("report.html"), render_geo_report(summary))
-    timings["report_s"] = time.monotonic() - t
-
-    rows_in = sum(p.rows_in for p in merged.values())
-    skipped: dict[str, int] = {}
-    for p in merged.values():
-        for k, v in p.skipped.items():
-            skipped[k] = skipped.get(k, 0) + v
-    failed_shards = [r for r in results if r["status"] == "failed"]
-    unreadable = [(n, f, e) for n, p in plans.items() for f, e in p.unreadable]
-    if failed_shards or unreadable:
-        skipped["unreadable_shard"] = len(failed_shards) + len(unreadable)
-    manifest = {
-        "job": JOB,
-        "run_id": run_dir.run_id,
-        "config": cfg.model_dump(),
-        "run_options": opts.model_dump(),
-        "config_hash": chash,
-        "seed": cfg.seed,
-        "started_at": started_at,
-        "finished_at": datetime.now(timezone.utc).isoformat(),
-        "inputs": {n: {"fingerprint": p.fingerprint, "files": len({s.file.url for s in p.shards}) + len(p.unreadable),
-                       "shards": len(p.shards), "expected_rows": p.expected_rows} for n, p in plans.items()},
-        "lexicon": {"profile": lexicon.profile, "version": lexicon.version, "sha256": lexicon.sha256, "entries": lexicon.entries.num_rows},
-        "indicators": {"path": cfg.indicators_path or "shipped:connectors/data/worldbank/indicators.csv", "sha256": indicators_sha},
-        "packages": package_versions(),
-        "ray": ray_info,
-        "rows": {"in": rows_in, "out": rows_in - sum(v for k, v in skipped.items() if k != "unreadable_shard"),
-                 "skipped_by_reason": skipped},
-        "shards": {"total": progress.expected_shards, "resumed": len(finished), "run": len(todo),
-                   "failed": [{"file": r["file"], "error": r["error"]} for r in failed_shards]
-                   + [{"file": f, "error": e, "corpus": n} for n, f, e in unreadable]},
-        "timings": {**{k: round(v, 3) for k, v in timings.items()}, "wall_s": round(time.monotonic() - t0, 3),
-                    "scan_rows_per_s": round((progress.rows - progress.resumed_rows) / timings["scan_s"], 1) if timings["scan_s"] else None,
-                    "progress": progress.samples},
-        "records": f"records/<corpus>/<shard_id>.parquet" if cfg.write_records else None,
-    }
-    write_json(run_dir.path("manifest.json"), manifest)
-    return run_dir.commit()
-
-
-def _root_cause(exc: Exception) -> str:
-    """The shard's own message out of Ray's wrapped traceback (it names the file and shard)."""
-    for line in str(exc).splitlines():
-        marker = f"{ShardError.__name__}: "
-        if marker in line:
-            return line.split(marker, 1)[1]
-    return str(exc)
-
-
-def _table_row(name: str, block: dict) -> dict:
-    """One row of the paper-style table."""
-    gdp = block["association"].get("gdp", {})
-    top = block["top"][0] if block["top"] else {}
-    return {
-        "corpus": name, "records": block["usable_records"], "resolved": block["resolved_records"], "coverage": block["coverage"],
-        "top_country": top.get("alpha2"), "top_share": top.get("share"), "top3_concentration": block["top3_concentration"],
-        "n_countries": block["n_countries"], "n_fit": block["association"]["n_countries"],
-        "pearson_r": gdp.get("pearson_r"), "spearman_rho": gdp.get("spearman_rho"), "ols_r2": gdp.get("ols_r2"),
-        "weighted_r2": gdp.get("weighted_r2"),
-    }
-
+    return {"job": JOB, "run_id": run_id, "lexicon": {"profile": lexicon.profile, "sha256": lexicon.sha256},
+            "table": [table_row(n, b) for n, b in corpora.items()], "corpora": corpora}

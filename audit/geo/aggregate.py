@@ -98,3 +98,16 @@ def _tld_agreement(crosstab: Counter) -> dict:
     both = sum(n for (a, b), n in crosstab.items() if b != "none" and a not in OUTCOMES)
     same = sum(n for (a, b), n in crosstab.items() if b != "none" and a == b)
     return {"records_with_both": both, "agree": same, "agreement": same / both if both else None}
+
+
+def table_row(name: str, block: dict) -> dict:
+    """One corpus as one row of the paper-style table (block: a summary with its association)."""
+    gdp = block["association"].get("gdp", {})
+    top = block["top"][0] if block["top"] else {}
+    return {
+        "corpus": name, "records": block["usable_records"], "resolved": block["resolved_records"], "coverage": block["coverage"],
+        "top_country": top.get("alpha2"), "top_share": top.get("share"), "top3_concentration": block["top3_concentration"],
+        "n_countries": block["n_countries"], "n_fit": block["association"]["n_countries"],
+        "pearson_r": gdp.get("pearson_r"), "spearman_rho": gdp.get("spearman_rho"), "ols_r2": gdp.get("ols_r2"),
+        "weighted_r2": gdp.get("weighted_r2"),
+    }

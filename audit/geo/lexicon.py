@@ -174,7 +174,9 @@ def _is_kana_only(text: str) -> bool:
 
 
 def _english_zipf(word: str) -> float:
-    from wordfreq import zipf_frequency  # build-time only: the shipped lexicon is prebuilt
+    from wordfreq import (
+        zipf_frequency,  # build-time only: the shipped lexicon is prebuilt
+    )
 
     return zipf_frequency(word, "en")
 

@@ -1,0 +1,45 @@
+"""Per-record outputs: one Parquet file per shard, streamed, and visible only once complete."""
+from __future__ import annotations
+
+import posixpath
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from fsspec.core import url_to_fs
+
+
+class ShardRecordWriter:
+    """Stream record batches of one shard to ``url``; ``close`` moves the file into place.
+
+    Written under a temporary name first, so a shard that fails half way leaves no records file
+    that ``--resume`` or a reader could mistake for a finished one. Nothing is written for a shard
+    with no records.
+    """
+
+    def __init__(self, url: str, schema: pa.Schema):
+        self.fs, self.path = url_to_fs(url)
+        self.tmp = f"{self.path}.tmp"
+        self.schema = schema
+        self._writer: pq.ParquetWriter | None = None
+        self._handle = None
+
+    def write(self, table: pa.Table | None) -> None:
+        if table is None or table.num_rows == 0:
+            return
+        if self._writer is None:
+            self.fs.makedirs(posixpath.dirname(self.path), exist_ok=True)
+            self._handle = self.fs.open(self.tmp, "wb")
+            self._writer = pq.ParquetWriter(self._handle, self.schema, compression="zstd")
+        self._writer.write_table(table)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._handle.close()
+            self.fs.mv(self.tmp, self.path)
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._handle.close()
+            self.fs.rm(self.tmp)
