@@ -5,9 +5,13 @@ charts are inline SVG, so a report is one file that opens anywhere, offline.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from html import escape
 from typing import Any
+
+
+_CLIP_IDS = itertools.count()  # unique clip-path ids when a page holds several charts
 
 
 def esc(value: Any) -> str:
@@ -78,7 +82,9 @@ def scatter(points: list[tuple[float, float, str]], title: str, xlabel: str, yla
              f'<text x="{pad - 4}" y="{pad + 4}" font-size="10" text-anchor="end">{y1:.2f}</text>']
     if line:
         intercept, slope = line
-        parts.append(f'<line x1="{sx(x0):.1f}" y1="{sy(intercept + slope * x0):.1f}" x2="{sx(x1):.1f}" '
+        clip = f"clip{next(_CLIP_IDS)}"
+        parts.append(f'<clipPath id="{clip}"><rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad}"/></clipPath>')
+        parts.append(f'<line clip-path="url(#{clip})" x1="{sx(x0):.1f}" y1="{sy(intercept + slope * x0):.1f}" x2="{sx(x1):.1f}" '
                      f'y2="{sy(intercept + slope * x1):.1f}" stroke="#c0392b" stroke-width="1.5"/>')
     for x, y, label in points:
         parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="#4a78a8"><title>{esc(label)}</title></circle>')

@@ -55,11 +55,15 @@ def _corpus_section(name: str, b: dict) -> str:
     tld = b["tld"]
     parts.append("<h3>Second signal: URL country-code domain</h3>")
     agree = tld["agreement"]
-    parts.append(f"<p>{tld['records_with_cctld']:,} records ({pct(tld['fraction_with_cctld'], 2)}) carry a country-code TLD. "
-                 f"Of the {agree['records_with_both']:,} with both a caption country and a ccTLD, "
-                 f"{pct(agree['agreement'])} agree. Reported apart, never merged into the caption shares.</p>")
-    parts.append(table(["caption country / outcome", "TLD country", "records"],
-                       [[esc(c["caption"]), esc(c["tld"]), c["records"]] for c in tld["crosstab"][:25]]))
+    if tld["records_with_cctld"]:
+        rate = f"{pct(agree['agreement'])} agree" if agree["agreement"] is not None else "none has both"
+        parts.append(f"<p>{tld['records_with_cctld']:,} records ({pct(tld['fraction_with_cctld'], 2)}) carry a country-code TLD. "
+                     f"Of the {agree['records_with_both']:,} with both a caption country and a ccTLD, {rate}. "
+                     "Reported apart, never merged into the caption shares.</p>")
+        parts.append(table(["caption country / outcome", "TLD country", "records"],
+                           [[esc(c["caption"]), esc(c["tld"]), c["records"]] for c in tld["crosstab"][:25]]))
+    else:
+        parts.append("<p class=note>No record carries a country-code TLD (no URL column mapped, or generic domains only).</p>")
     groups = b.get("groups")
     if groups:
         parts.append("<h3>By group</h3>")

@@ -63,10 +63,11 @@ def summarize(partial: GeoPartial, group: str = ALL, top_n: int = 20) -> dict:
             "fraction_with_cctld": sum(tld.values()) / usable if usable else 0.0,
             "country_counts": dict(sorted(tld.items(), key=lambda kv: (-kv[1], kv[0]))),
             "agreement": _tld_agreement(crosstab),
+            # caption country (or outcome) × ccTLD country, over records that carry a ccTLD
             "crosstab": [
                 {"caption": a, "tld": b, "records": n}
                 for (a, b), n in sorted(crosstab.items(), key=lambda kv: (-kv[1], kv[0]))
-                if b != "none" or a not in OUTCOMES
+                if b != "none"
             ],
         },
     }

@@ -32,7 +32,7 @@ def test_summary_numbers_by_hand():
     assert tld["country_counts"] == {"FR": 2, "GB": 1, "JP": 1, "US": 1}
     assert tld["agreement"] == {"records_with_both": 4, "agree": 3, "agreement": 0.75}
     assert {(c["caption"], c["tld"]): c["records"] for c in tld["crosstab"]} == {
-        ("US", "none"): 4, ("US", "US"): 1, ("FR", "FR"): 2, ("KE", "GB"): 1, ("unresolved", "JP"): 1}
+        ("US", "US"): 1, ("FR", "FR"): 2, ("KE", "GB"): 1, ("unresolved", "JP"): 1}
     full = summarize_all(p)
     assert full["skipped"] == {"empty_text": 2} and "groups" not in full
 

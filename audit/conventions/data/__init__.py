@@ -1,0 +1,1 @@
+"""Shipped data for the convention detectors (a package so setuptools ships its CSV/MD)."""
