@@ -11,7 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from connectors.captions import (
-    MAX_TEXT_BYTES, ColumnMapping, CorpusError, CorpusSpec, plan_corpus, read_shard, spec_from_preset,
+    MAX_TEXT_BYTES,
+    ColumnMapping,
+    CorpusError,
+    CorpusSpec,
+    plan_corpus,
+    read_shard,
+    spec_from_preset,
 )
 
 
