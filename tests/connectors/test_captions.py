@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
-import tarfile
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,22 +17,12 @@ from connectors.captions import (
     read_shard,
     spec_from_preset,
 )
+from tests.builders import write_tar
 
 
 def read_all(spec: CorpusSpec, **kw) -> pa.Table:
     plan = plan_corpus(spec, **kw)
     return pa.Table.from_batches([b for s in plan.shards for b in read_shard(s, spec)])
-
-
-def write_tar(path, samples: list[tuple[str, bytes | None, dict | None]]) -> None:
-    with tarfile.open(path, "w") as tar:
-        for key, txt, meta in samples:
-            for ext, payload in (("jpg", b"\xff\xd8fake"), ("txt", txt), ("json", None if meta is None else json.dumps(meta).encode())):
-                if payload is None:
-                    continue
-                info = tarfile.TarInfo(f"{key}.{ext}")
-                info.size = len(payload)
-                tar.addfile(info, io.BytesIO(payload))
 
 
 def test_parquet_directory_shards_by_row_group_and_projects_columns(tmp_path):

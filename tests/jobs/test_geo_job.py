@@ -14,6 +14,7 @@ from audit.geo.aggregate import summarize
 from audit.geo.stage import GeoPartial, GeoStage
 from jobs.config import RunOptions
 from jobs.geo import CorpusConfig, GeoConfig, run
+from tests.builders import write_tar
 
 pytestmark = pytest.mark.ray
 
@@ -112,15 +113,34 @@ def test_bad_input_counted_by_reason(ray_local, tmp_path):
     pq.write_table(pa.table({"text": pa.array([b"Kenya", None, b" ", b"\xff\xfe", b"Peru " + b"z" * 1_000_000], pa.binary()),
                              "url": ["u"] * 5}), d / "a.parquet")
     (d / "b.parquet").write_bytes(b"PAR1 garbage")
-    cfg = GeoConfig(corpora=[corpus("bad", d)], bootstrap_replicates=0)
+    j = tmp_path / "bad.jsonl"
+    j.write_text("\n".join([json.dumps({"caption": "Oslo in winter", "url": "http://a.no/x"}), json.dumps({"caption": 42}),
+                            "{broken", json.dumps({"url": "no caption"}), json.dumps(["not", "an", "object"])]) + "\n")
+    corpora = [corpus("bad", d), CorpusConfig(name="j", paths=[str(j)], format="jsonl", text="caption", url="url")]
+    cfg = GeoConfig(corpora=corpora, bootstrap_replicates=0)
     with pytest.raises(ValueError, match=r"b\.parquet: unreadable"):
         run(cfg, RunOptions(out=str(tmp_path / "runs")))
     out = run(cfg, RunOptions(out=str(tmp_path / "runs"), on_error="skip"))
     summary, m = load(out)
-    assert m["rows"]["skipped_by_reason"] == {"null_text": 1, "empty_text": 1, "invalid_utf8": 1, "unreadable_shard": 1}
-    assert m["rows"]["in"] == 5 and m["rows"]["out"] == 2
+    assert m["rows"]["skipped_by_reason"] == {
+        "null_text": 1, "empty_text": 1, "invalid_utf8": 1, "non_string_text": 1, "invalid_json": 1, "missing_field": 1,
+        "not_an_object": 1, "unreadable_shard": 1}
+    assert m["rows"]["in"] == 10 and m["rows"]["out"] == 3
     assert summary["corpora"]["bad"]["country_counts"] == {"KE": 1, "PE": 1}  # the 1 MB caption resolved
+    assert summary["corpora"]["j"]["country_counts"] == {"NO": 1} and summary["corpora"]["j"]["tld"]["country_counts"] == {"NO": 1}
     assert m["shards"]["failed"][0]["file"].endswith("b.parquet")
+    assert "b.parquet" in (Path(out) / "report.html").read_text()
+
+
+def test_webdataset_corpus(ray_local, tmp_path):
+    for shard in range(2):
+        write_tar(tmp_path / f"{shard:05d}.tar", [(f"{shard}{i:04d}", f"Street food in Bangkok {i}".encode(), {"url": f"http://a.th/{i}"})
+                                                  for i in range(20)])
+    cfg = GeoConfig(corpora=[CorpusConfig(name="wds", paths=[str(tmp_path / "*.tar")], format="webdataset", text="txt", url="url")],
+                    bootstrap_replicates=0)
+    summary, m = load(run(cfg, RunOptions(out=str(tmp_path / "runs"))))
+    assert summary["corpora"]["wds"]["country_counts"] == {"TH": 40} and m["shards"]["total"] == 2
+    assert summary["corpora"]["wds"]["tld"]["agreement"]["agreement"] == 1.0
 
 
 def test_missing_column_fails_before_any_work(ray_local, tmp_path):
