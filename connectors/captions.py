@@ -139,12 +139,15 @@ class Plan:
         return None if any(c is None for c in counts) else sum(counts)
 
 
-def detect_format(path: str) -> Format:
-    lower = path.lower()
+def detect_format(paths: list[str] | str) -> Format:
+    """The format of a corpus from its files' extensions (directories and globs are listed)."""
+    first = paths if isinstance(paths, str) else paths[0]
+    every = tuple(e for exts in EXTENSIONS.values() for e in exts if e != ".txt")
+    files = expand(first, every)
     for fmt, exts in EXTENSIONS.items():
-        if lower.endswith(exts) and not (fmt == "tsv" and lower.endswith(".txt")):
+        if files[0].url.lower().endswith(exts):
             return fmt
-    raise CorpusError(f"{path}: cannot tell the format from the extension; pass --format")
+    raise CorpusError(f"{first}: cannot tell the format from the extension; pass --format")
 
 
 def plan_corpus(spec: CorpusSpec, shard_rows: int = 500_000, on_error: str = "fail") -> Plan:

@@ -79,7 +79,7 @@ class CorpusConfig(BaseModel):
             id=self.id if self.id is not None else base.id,
             group=group_by or base.group,
         )
-        fmt = self.format or (p.format if p else detect_format(self.paths[0]))
+        fmt = self.format or (p.format if p else detect_format(self.paths))
         return CorpusSpec(
             name=self.name,
             paths=tuple(self.paths),

@@ -173,3 +173,15 @@ def test_object_store_urls_through_fsspec(tmp_path):
         pq.write_table(pa.table({"text": ["Rome"], "url": ["http://a.it"], "uid": ["r"]}), fh)
     t = read_all(spec_from_preset("mem", "datacomp", ["memory://bucket/corpus/*.parquet"]))
     assert t.column("text").to_pylist() == ["Rome"]
+
+
+def test_format_detected_from_files_of_a_directory_or_glob(tmp_path):
+    from connectors.captions import detect_format
+
+    (tmp_path / "a.tsv.gz").write_bytes(gzip.compress(b"x\ty\n"))
+    (tmp_path / "b.parquet").write_bytes(b"")
+    assert detect_format(str(tmp_path / "*.tsv.gz")) == "tsv"
+    assert detect_format([str(tmp_path / "b.parquet")]) == "parquet"
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "c.jsonl").write_text("{}\n")
+    assert detect_format(str(tmp_path / "d")) == "jsonl"

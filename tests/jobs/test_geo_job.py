@@ -218,3 +218,20 @@ def test_killed_run_resumes_and_reproduces_totals(ray_local, tmp_path, real_capt
     for key in ("outcomes", "country_counts", "usable_records"):
         assert summary["corpora"]["t"][key] == clean["corpora"]["t"][key]
     assert m["rows"]["in"] == 24_000
+
+
+def test_joins_a_running_cluster_by_address(ray_local, tmp_path):
+    """A second driver process joins the session's Ray (4 logical CPUs, more than this machine
+    has) by address, as `--address auto` or an explicit address does on a cluster."""
+    import subprocess
+    import sys
+
+    address = ray_local.get_runtime_context().gcs_address
+    src = make_corpus(tmp_path / "c", ["Rome", "Lima", "a cat"] * 20, files=2)
+    cmd = [sys.executable, "-m", "jobs.cli", "geo", "--input", str(src), "--text-column", "text", "--url-column", "url",
+           "--bootstrap", "0", "--out", str(tmp_path / "runs"), "--run-id", "joined", "--address", address]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary, m = load(str(tmp_path / "runs" / "geo" / "joined"))
+    assert m["ray"]["address"] == address and m["ray"]["cluster_cpus"] == 4.0
+    assert summary["corpora"]["corpus"]["country_counts"] == {"IT": 20, "PE": 20}
