@@ -15,11 +15,11 @@ import time
 
 import pyarrow as pa
 
-from audit.geo.lexicon import load_lexicon
 from audit.geo.normalize import normalize_array, search_pattern
 from audit.geo.reference_resolver import RegexResolver
 from audit.geo.resolve import CountryResolver
 from bench.common import pin_one_core, repeated_shuffled
+from connectors.lexicon import load_lexicon
 
 
 def timed(fn) -> float:

@@ -19,9 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from audit.geo.aggregate import summarize_all, table_row
 from audit.geo.association import AssociationConfig, associate
-from audit.geo.lexicon import Lexicon, apply_edits, load_lexicon
+from audit.geo.lexicon import Lexicon
 from audit.geo.sources import country_codes
 from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
+from connectors.caption_readers import read_shard
 from connectors.captions import (
     PRESETS,
     ColumnMapping,
@@ -30,10 +31,10 @@ from connectors.captions import (
     Shard,
     detect_format,
     plan_corpus,
-    read_shard,
 )
 from connectors.fs import FileRef
 from connectors.indicators import read_indicators
+from connectors.lexicon import load_lexicon
 from connectors.records import ShardRecordWriter
 from jobs.config import RunOptions, config_hash
 from jobs.manifest import StageTimer, base_manifest
@@ -185,16 +186,11 @@ def _map_shards(batch: pa.Table, *, specs: dict[str, CorpusSpec], lexicon_key: s
 
 
 # ---- driver side -----------------------------------------------------------------------------
-def _load_lexicon(cfg: GeoConfig) -> Lexicon:
-    lex = load_lexicon(cfg.lexicon_profile, cfg.lexicon_path)
-    return apply_edits(lex, cfg.lexicon_edits) if cfg.lexicon_edits else lex
-
-
 def run(cfg: GeoConfig, opts: RunOptions) -> str:
     """Run the geo audit; returns the final run directory."""
     timer = StageTimer()
     with timer("plan"):
-        lexicon = _load_lexicon(cfg)
+        lexicon = load_lexicon(cfg.lexicon_profile, cfg.lexicon_path, cfg.lexicon_edits)
         indicators, indicators_sha = read_indicators(cfg.indicators_path)
         specs = {c.name: c.to_spec(cfg.group_by) for c in cfg.corpora}
         plans: dict[str, Plan] = {name: plan_corpus(spec, cfg.shard_rows, opts.on_error) for name, spec in specs.items()}

@@ -93,23 +93,20 @@ def _run_geo(args: argparse.Namespace) -> int:
 
 
 def _run_geo_lexicon(args: argparse.Namespace) -> int:
-    from audit.geo.lexicon import (
-        LexiconConfig,
-        apply_edits,
-        build_lexicon,
-        load_lexicon,
-    )
+    from audit.geo.lexicon import LexiconConfig, apply_edits, build_lexicon
+    from connectors.lexicon import load_lexicon, read_edits, save_lexicon
 
-    lex = build_lexicon(LexiconConfig(profile=args.profile)) if args.rebuild else load_lexicon(args.profile)
+    config = LexiconConfig(profile=args.profile)
+    lex = build_lexicon(config) if args.rebuild else load_lexicon(args.profile)
     if args.edits:
-        lex = apply_edits(lex, args.edits)
+        lex = apply_edits(lex, read_edits(args.edits), args.edits)
     if args.out.endswith(".parquet"):
-        lex.save(args.out)
+        save_lexicon(lex, args.out)
     else:
         lex.entries.to_pandas().to_csv(args.out, index=False)
     if args.rejected:
-        if lex.rejected.empty:
-            lex = build_lexicon(LexiconConfig(profile=args.profile))  # reasons live with a build, not the artifact
-        lex.rejected.to_csv(args.rejected, index=False)
+        # rejection reasons live with a build, not with the saved artifact
+        rejected = lex.rejected if not lex.rejected.empty else build_lexicon(config).rejected
+        rejected.to_csv(args.rejected, index=False)
     print(f"{lex.entries.num_rows:,} entries ({lex.profile}, sha256 {lex.sha256[:12]}…) → {args.out}")
     return 0

@@ -12,13 +12,11 @@ import hashlib
 import io
 from collections import defaultdict
 from dataclasses import dataclass, field
-from importlib import metadata, resources
-from pathlib import Path
+from importlib import metadata
 from typing import Literal
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from audit.geo import sources
 from audit.geo.normalize import fold_diacritics, is_unspaced_script, normalize_array
@@ -90,24 +88,6 @@ class Lexicon:
     @property
     def sha256(self) -> str:
         return content_hash(self.entries)
-
-    def save(self, path: str | Path) -> None:
-        meta = {b"benchaudit.lexicon.profile": self.profile.encode(), b"benchaudit.lexicon.version": self.version.encode()}
-        pq.write_table(self.entries.replace_schema_metadata(meta), path)
-
-    @classmethod
-    def load(cls, path: str | Path) -> Lexicon:
-        table = pq.read_table(path)
-        meta = table.schema.metadata or {}
-        missing = [f.name for f in SCHEMA if f.name not in table.column_names]
-        if missing:
-            raise ValueError(f"{path}: not a benchaudit lexicon, missing columns {missing}")
-        return cls(
-            entries=table.select(SCHEMA.names).cast(SCHEMA).replace_schema_metadata(None),
-            rejected=pd.DataFrame(columns=["alias", "country_alpha2", "match_type", "source", "reason"]),
-            profile=meta.get(b"benchaudit.lexicon.profile", b"custom").decode(),
-            version=meta.get(b"benchaudit.lexicon.version", b"unknown").decode(),
-        )
 
 
 def content_hash(entries: pa.Table) -> str:
@@ -285,55 +265,39 @@ def source_versions(profile: str) -> str:
     return f"geo-lexicon/{LEXICON_FORMAT} {profile} ({pkgs}; mledoze/countries 5e9f370)"
 
 
-def shipped_path(profile: Profile) -> Path:
-    return Path(str(resources.files("audit.geo") / "data" / f"lexicon_{profile}.parquet"))
-
-
-def load_lexicon(profile: Profile = "paper", path: str | Path | None = None) -> Lexicon:
-    """The shipped artifact for a profile (or a user's saved lexicon); built and cached if absent."""
-    target = Path(path) if path else shipped_path(profile)
-    if not target.exists():
-        if path:
-            raise FileNotFoundError(f"lexicon file not found: {path}")
-        build_lexicon(LexiconConfig(profile=profile)).save(target)
-    return Lexicon.load(target)
-
-
-def apply_edits(lexicon: Lexicon, edits_path: str | Path) -> Lexicon:
-    """Add or remove entries with a CSV of ``action,alias,country_alpha2,match_type``.
+def apply_edits(lexicon: Lexicon, rows: list[dict[str, str]], source: str) -> Lexicon:
+    """Add or remove entries, given rows of ``action, alias, country_alpha2, match_type``.
 
     ``remove`` drops every entry whose normalized alias equals the given alias (for that country
-    when one is given); ``add`` inserts an entry with source ``user``. Bad rows are errors naming
-    the file and line: an edit that silently does nothing would change results unseen.
+    when one is given); ``add`` inserts an entry with source ``user``. A bad row is an error naming
+    ``source`` and its line (data rows start at line 2): an edit that silently did nothing would
+    change results unseen.
     """
     codes, names = sources.country_codes(), sources.canonical_names()
     df = lexicon.entries.to_pandas()
-    with open(edits_path, encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    required = {"action", "alias"}
-    if rows and not required <= set(rows[0]):
-        raise ValueError(f"{edits_path}: edits need columns {sorted(required)} (+ country_alpha2, match_type)")
+    if rows and not {"action", "alias"} <= set(rows[0]):
+        raise ValueError(f"{source}: edits need columns ['action', 'alias'] (+ country_alpha2, match_type)")
     norms = _norm([r["alias"] for r in rows])
     for line, (row, norm) in enumerate(zip(rows, norms), start=2):
         action, code, mtype = row["action"].strip(), (row.get("country_alpha2") or "").strip(), (row.get("match_type") or "").strip()
         if action == "remove":
             hit = (df["alias_norm"] == norm) & ((df["country_alpha2"] == code) if code else True)
             if not hit.any():
-                raise ValueError(f"{edits_path}:{line}: remove {row['alias']!r}: no such entry in the lexicon")
+                raise ValueError(f"{source}:{line}: remove {row['alias']!r}: no such entry in the lexicon")
             df = df[~hit]
         elif action == "add":
             if code not in codes:
-                raise ValueError(f"{edits_path}:{line}: field country_alpha2: unknown ISO code {code!r}")
+                raise ValueError(f"{source}:{line}: field country_alpha2: unknown ISO code {code!r}")
             if mtype not in MATCH_WEIGHTS:
-                raise ValueError(f"{edits_path}:{line}: field match_type: expected one of {sorted(MATCH_WEIGHTS)}, got {mtype!r}")
+                raise ValueError(f"{source}:{line}: field match_type: expected one of {sorted(MATCH_WEIGHTS)}, got {mtype!r}")
             if not norm:
-                raise ValueError(f"{edits_path}:{line}: field alias: empty after normalization")
+                raise ValueError(f"{source}:{line}: field alias: empty after normalization")
             df = pd.concat([df[~((df["alias_norm"] == norm) & (df["country_alpha2"] == code))], pd.DataFrame([{
                 "country_alpha2": code, "country_alpha3": codes[code], "canonical_name": names[code],
                 "alias": row["alias"], "alias_norm": norm, "source": "user", "match_type": mtype,
                 "confidence_tier": _tier(mtype, "user"), "requires_city_before": False,
             }])], ignore_index=True)
         else:
-            raise ValueError(f"{edits_path}:{line}: field action: expected 'add' or 'remove', got {action!r}")
+            raise ValueError(f"{source}:{line}: field action: expected 'add' or 'remove', got {action!r}")
     table = pa.Table.from_pandas(df.reset_index(drop=True), schema=SCHEMA, preserve_index=False)
     return Lexicon(entries=table, rejected=lexicon.rejected, profile=lexicon.profile, version=f"{lexicon.version} + edits")

@@ -8,13 +8,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from connectors.caption_readers import read_shard
 from connectors.captions import (
     MAX_TEXT_BYTES,
     ColumnMapping,
     CorpusError,
     CorpusSpec,
     plan_corpus,
-    read_shard,
     spec_from_preset,
 )
 from tests.builders import write_tar

@@ -4,7 +4,21 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from audit.geo.lexicon import SCHEMA, Lexicon, LexiconConfig, apply_edits, build_lexicon, content_hash, shipped_path
+from audit.geo.lexicon import (
+    SCHEMA,
+    Lexicon,
+    LexiconConfig,
+    apply_edits,
+    build_lexicon,
+    content_hash,
+)
+from connectors.lexicon import (
+    load_lexicon,
+    read_edits,
+    read_lexicon,
+    save_lexicon,
+    shipped_path,
+)
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +127,7 @@ def test_extended_profile_filters(built_extended):
 @pytest.mark.parametrize("profile", ["paper", "extended"])
 def test_shipped_artifact_is_the_build(profile, built_paper, built_extended):
     built = built_paper if profile == "paper" else built_extended
-    shipped = Lexicon.load(shipped_path(profile))
+    shipped = read_lexicon(shipped_path(profile))
     assert shipped.sha256 == built.sha256
     assert shipped.profile == profile and "pycountry" in shipped.version
 
@@ -126,7 +140,8 @@ def test_hash_ignores_row_order(paper_lexicon):
 def test_user_edits(paper_lexicon, tmp_path):
     edits = tmp_path / "edits.csv"
     edits.write_text("action,alias,country_alpha2,match_type\nadd,Big Apple,US,city\nremove,French,,\n", encoding="utf-8")
-    edited = apply_edits(paper_lexicon, edits)
+    edited = apply_edits(paper_lexicon, read_edits(edits), str(edits))
+    assert load_lexicon("paper", edits=edits).sha256 == edited.sha256
     assert entries(edited, "big apple") == {("US", "city")}
     assert entries(edited, "french") == set()
     assert edited.sha256 != paper_lexicon.sha256 and "edits" in edited.version
@@ -142,7 +157,7 @@ def test_bad_edits_name_file_and_line(paper_lexicon, tmp_path, line, message):
     edits = tmp_path / "bad.csv"
     edits.write_text("action,alias,country_alpha2,match_type\n" + line + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=rf"bad\.csv:2: .*{message}"):
-        apply_edits(paper_lexicon, edits)
+        apply_edits(paper_lexicon, read_edits(edits), str(edits))
 
 
 def test_config_validation():
@@ -155,4 +170,10 @@ def test_load_rejects_non_lexicon(tmp_path):
 
     pq.write_table(pa.table({"x": [1]}), tmp_path / "x.parquet")
     with pytest.raises(ValueError, match="not a benchaudit lexicon"):
-        Lexicon.load(tmp_path / "x.parquet")
+        read_lexicon(tmp_path / "x.parquet")
+
+
+def test_save_and_read_round_trip(paper_lexicon, tmp_path):
+    save_lexicon(paper_lexicon, tmp_path / "lex.parquet")
+    back = read_lexicon(tmp_path / "lex.parquet")
+    assert back.sha256 == paper_lexicon.sha256 and back.profile == "paper" and back.version == paper_lexicon.version
