@@ -9,6 +9,7 @@ workers write their shard outputs directly, nothing row-sized passes through the
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import uuid
 from datetime import datetime, timezone
@@ -82,6 +83,8 @@ class RunDir:
     """One run of one job. ``resume=True`` reopens the partial folder of the same run id."""
 
     def __init__(self, out: str, job: str, run_id: str | None, config: dict, config_hash: str, resume: bool):
+        if "://" not in out:
+            out = os.path.abspath(out)  # workers may not share the driver's working directory
         self.fs, _ = url_to_fs(out)
         self.job_dir = _join(out, job)
         if resume and run_id is None:
