@@ -22,6 +22,7 @@ from typing import Any
 
 import fsspec
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from connectors.fs import expand
 
@@ -218,16 +219,111 @@ def _presets() -> dict:
     return PRESETS
 
 
-def _files(spec: BenchmarkSpec) -> list[str]:
+def benchmark_files(spec: BenchmarkSpec) -> list[str]:
     """Input files in order; an HF dataset folder stays one input."""
     out: list[str] = []
     for item in spec.inputs:
-        fs, path = fsspec.core.url_to_fs(item)
-        if fs.isdir(path) and (fs.exists(f"{path}/state.json") or fs.exists(f"{path}/dataset_dict.json")):
+        if _is_hf_folder(item):
             out.append(item)
         else:
             out.extend(ref.url for ref in expand(item, _EXTENSIONS))
     return out
+
+
+def _is_hf_folder(url: str) -> bool:
+    """A ``save_to_disk`` folder (``Dataset`` or ``DatasetDict``): read as one input."""
+    fs, path = fsspec.core.url_to_fs(url)
+    return fs.isdir(path) and (fs.exists(f"{path}/state.json") or fs.exists(f"{path}/dataset_dict.json"))
+
+
+def iter_file_batches(spec: BenchmarkSpec, path: str, batch_size: int = BATCH_ROWS,
+                      rows: tuple[int, int | None] = (0, None),
+                      seen: dict[str, str] | None = None) -> Iterator[pa.RecordBatch]:
+    """``ITEM_SCHEMA`` batches of one input file, converting only rows ``[start, stop)``.
+
+    Why a row range: a distributed job splits a large file into item ranges, one task each;
+    rows outside the range are read but not converted, and ids and error messages keep the
+    file's own row numbers. ``seen`` (id -> "file row N") lets a caller check ids across files.
+    """
+    from connectors.benchmark_presets import guess_format
+
+    seen = {} if seen is None else seen
+    if spec.mapping is not None and (spec.format or guess_format(path)) == "parquet":
+        yield from _parquet_mapping_batches(spec, path, batch_size, rows, seen)
+        return
+    columns, records = spec.read_records(path)
+    if not columns:  # an empty file: no rows, nothing to check
+        return
+    layout = choose_layout(spec.layouts(), columns, path)
+    name, stem = spec.benchmark_name(), _stem(path)
+    start, stop = rows
+    batch: list[dict[str, Any]] = []
+    for row, record in enumerate(records):
+        if stop is not None and row >= stop:
+            break
+        if row >= start:
+            batch.append(_convert(layout, record, RowRef(path, row), name, stem, seen))
+        if len(batch) == batch_size:
+            yield _to_batch(batch)
+            batch = []
+    if batch:
+        yield _to_batch(batch)
+
+
+def _stem(path: str) -> str:
+    return Path(path.rstrip("/")).name.split(".")[0]
+
+
+def _convert(layout: Layout, record: Any, ref: RowRef, name: str, stem: str, seen: dict[str, str]) -> dict[str, Any]:
+    """One record as an item dict; its id (or ``file:row``) must be new in ``seen``."""
+    if not isinstance(record, dict):
+        raise BenchmarkError(f"{ref.source}: row {ref.row}: expected an object, got {type(record).__name__}")
+    try:
+        item = layout.convert(record, ref)
+    except KeyError as exc:
+        raise ref.error(str(exc.args[0]), "missing") from exc
+    item_id = item.get("id") or f"{stem}:{ref.row}"
+    _claim(seen, item_id, ref)
+    return {**item, "id": item_id, "benchmark": name}
+
+
+def _claim(seen: dict[str, str], item_id: str, ref: RowRef) -> None:
+    if item_id in seen:
+        raise ref.error("id", f"duplicate id {item_id!r} (first seen in {seen[item_id]})")
+    seen[item_id] = f"{ref.source} row {ref.row}"
+
+
+def _parquet_mapping_batches(spec: BenchmarkSpec, path: str, batch_size: int, rows: tuple[int, int | None],
+                             seen: dict[str, str]) -> Iterator[pa.RecordBatch]:
+    """Parquet with a field mapping: only the mapped columns are read, batch by batch, and typed
+    columns go straight into the item schema (``benchmark_arrow``); a batch it cannot take is
+    converted row by row, which gives the same items or the same error."""
+    from connectors.benchmark_arrow import arrow_items
+
+    mapping = spec.mapping
+    layout = mapping.layout()  # type: ignore[union-attr]
+    name, stem = spec.benchmark_name(), _stem(path)
+    start, stop = rows
+    with fsspec.open(path, "rb") as handle:
+        parquet = pq.ParquetFile(handle)
+        choose_layout((layout,), parquet.schema_arrow.names, path)
+        offset = 0
+        for raw in parquet.iter_batches(batch_size=batch_size, columns=list(layout.columns)):
+            first, offset = offset, offset + raw.num_rows
+            lo, hi = max(start, first), offset if stop is None else min(offset, stop)
+            if hi <= lo:
+                if stop is not None and first >= stop:
+                    break
+                continue
+            raw = raw.slice(lo - first, hi - lo)
+            items = arrow_items(raw, mapping, name, stem, lo)  # type: ignore[arg-type]
+            if items is None:
+                items = _to_batch([_convert(layout, r, RowRef(path, lo + i), name, stem, seen)
+                                   for i, r in enumerate(raw.to_pylist())])
+            else:
+                for i, item_id in enumerate(items.column("id").to_pylist()):
+                    _claim(seen, item_id, RowRef(path, lo + i))
+            yield items
 
 
 def iter_benchmark_batches(spec: BenchmarkSpec, batch_size: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
@@ -236,38 +332,14 @@ def iter_benchmark_batches(spec: BenchmarkSpec, batch_size: int = BATCH_ROWS) ->
     The layout is chosen per file from its columns before any row is converted; duplicate ids
     across the whole input and an input without items raise ``BenchmarkError``.
     """
-    name = spec.benchmark_name()
     seen: dict[str, str] = {}
     total = 0
-    for path in _files(spec):
-        columns, records = spec.read_records(path)
-        if not columns:  # an empty file: no rows, nothing to check
-            continue
-        layout = choose_layout(spec.layouts(), columns, path)
-        stem = Path(path.rstrip("/")).name.split(".")[0]
-        rows: list[dict[str, Any]] = []
-        for row, record in enumerate(records):
-            ref = RowRef(path, row)
-            if not isinstance(record, dict):
-                raise BenchmarkError(f"{path}: row {row}: expected an object, got {type(record).__name__}")
-            try:
-                item = layout.convert(record, ref)
-            except KeyError as exc:
-                raise ref.error(str(exc.args[0]), "missing") from exc
-            item_id = item.get("id") or f"{stem}:{row}"
-            if item_id in seen:
-                raise ref.error("id", f"duplicate id {item_id!r} (first seen in {seen[item_id]})")
-            seen[item_id] = f"{path} row {row}"
-            rows.append({**item, "id": item_id, "benchmark": name})
-            if len(rows) == batch_size:
-                yield _to_batch(rows)
-                total += len(rows)
-                rows = []
-        if rows:
-            yield _to_batch(rows)
-            total += len(rows)
+    for path in benchmark_files(spec):
+        for batch in iter_file_batches(spec, path, batch_size, seen=seen):
+            total += batch.num_rows
+            yield batch
     if total == 0:
-        raise BenchmarkError(f"{', '.join(spec.inputs)}: benchmark {name!r} has no items")
+        raise BenchmarkError(f"{', '.join(spec.inputs)}: benchmark {spec.benchmark_name()!r} has no items")
 
 
 def read_benchmark(spec: BenchmarkSpec) -> pa.Table:

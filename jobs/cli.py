@@ -13,9 +13,9 @@ import sys
 from pydantic import ValidationError
 
 # Each module adds its subcommand(s) with ``add_parser(sub)`` and sets ``run`` on them.
-JOB_CLIS = ("jobs.geo_cli",)
+JOB_CLIS = ("jobs.geo_cli", "jobs.conventions_cli", "jobs.scorers_cli", "jobs.docs_cli", "jobs.coreset_cli")
 # Two-word commands that map onto one subcommand name.
-ALIASES = {("geo", "lexicon"): "geo-lexicon"}
+ALIASES = {("geo", "lexicon"): "geo-lexicon", ("docs", "template"): "docs-template", ("coreset", "build"): "coreset-build", ("coreset", "estimate"): "coreset-estimate", ("coreset", "study"): "coreset-study"}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,6 @@ import math
 from html import escape
 from typing import Any
 
-
 _CLIP_IDS = itertools.count()  # unique clip-path ids when a page holds several charts
 
 
@@ -89,6 +88,43 @@ def scatter(points: list[tuple[float, float, str]], title: str, xlabel: str, yla
     for x, y, label in points:
         parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="#4a78a8"><title>{esc(label)}</title></circle>')
         parts.append(f'<text x="{sx(x) + 4:.1f}" y="{sy(y) - 3:.1f}" font-size="8" fill="#555">{esc(label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def stacked_bar_chart(labels: list[str], segments: list[tuple[str, str, list[float]]], title: str,
+                      width: int = 640) -> str:
+    """One horizontal 100% bar per label, split into ``(name, colour, values)`` segments.
+
+    Why 100%: rows of very different sizes (a category with 7,000 signals next to one with 3)
+    compare by their split; the counts are printed beside each bar and in each segment's tooltip.
+    """
+    totals = [sum(values[i] for _, _, values in segments) for i in range(len(labels))]
+    if not labels or not any(totals):
+        return f"<p><em>{esc(title)}: nothing to plot.</em></p>"
+    bar_h, left, right = 18, 160, 150
+    height = bar_h * len(labels) + 46
+    span = width - left - right
+    parts = [f'<svg role="img" aria-label="{esc(title)}" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+             f'<text x="0" y="14" font-size="13" font-weight="bold">{esc(title)}</text>']
+    for i, (label, total) in enumerate(zip(labels, totals)):
+        y = 24 + i * bar_h
+        parts.append(f'<text x="{left - 6}" y="{y + 12}" font-size="11" text-anchor="end">{esc(label)}</text>')
+        x = float(left)
+        for name, colour, values in segments:
+            w = span * values[i] / total if total else 0.0
+            if w > 0:
+                parts.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h - 4}" fill="{esc(colour)}">'
+                             f'<title>{esc(label)}: {esc(name)} {fmt(values[i])} of {fmt(total)}</title></rect>')
+            x += w
+        counts = " / ".join(fmt(values[i]) for _, _, values in segments)
+        parts.append(f'<text x="{left + span + 6}" y="{y + 12}" font-size="11">{esc(counts)}</text>')
+    y = 24 + len(labels) * bar_h + 6
+    x = left
+    for name, colour, _ in segments:
+        parts.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{esc(colour)}"/>'
+                     f'<text x="{x + 14}" y="{y + 9}" font-size="11">{esc(name)}</text>')
+        x += 20 + 7 * len(name)
     parts.append("</svg>")
     return "".join(parts)
 

@@ -31,7 +31,7 @@ class StageTimer:
         return round(time.monotonic() - self.started, 3)
 
 
-def base_manifest(job: str, run_id: str, config: BaseModel, opts: RunOptions, config_hash: str, seed: int,
+def base_manifest(job: str, run_id: str, config: BaseModel, opts: RunOptions, config_hash: str, seed: int | None,
                   timer: StageTimer, ray_info: dict) -> dict:
     return {
         "job": job,

@@ -59,12 +59,12 @@ def scan_shards(job: str, items: list[dict], fn: Callable[..., pa.Table], fn_kwa
             yield result
     except Exception as exc:
         raise RuntimeError(
-            f"{job} scan stopped: {_root_cause(exc)}\nFinished shards are kept in {run.partial}; "
+            f"{job} scan stopped: {root_cause(exc)}\nFinished shards are kept in {run.partial}; "
             f"rerun with --resume --run-id {run.run_id} to continue."
         ) from exc
 
 
-def _root_cause(exc: Exception) -> str:
+def root_cause(exc: Exception) -> str:
     """The shard's own message out of Ray's wrapped traceback (it names the file and shard)."""
     marker = f"{ShardError.__name__}: "
     for line in str(exc).splitlines():

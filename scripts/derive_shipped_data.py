@@ -6,6 +6,7 @@ Writes:
   audit/geo/data/country_facts_mledoze.csv   alpha2, alpha3, demonym_m, demonym_f, region, subregion, independent (ODbL 1.0)
   connectors/data/worldbank/indicators.csv    alpha3, indicator, year, value — latest year per country (CC BY 4.0)
   connectors/samples/*                         caption samples (COCO 2017 val CC BY 4.0, CC3M val Google terms)
+  connectors/samples/benchmarks/*              TruthfulQA.csv (Apache-2.0), the allennlp DROP fixture (CC BY-SA 4.0)
 """
 from __future__ import annotations
 
@@ -75,6 +76,9 @@ def copy_samples(shared: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(shared / "captions" / "coco2017_val_captions.csv", out / "coco2017_val_captions.csv")
     shutil.copyfile(shared / "captions" / "cc3m_Validation_GCC-1.1.0-Validation.tsv", out / "cc3m_val_captions.tsv")
+    (out / "benchmarks").mkdir(exist_ok=True)
+    shutil.copyfile(shared / "truthfulqa" / "TruthfulQA.csv", out / "benchmarks" / "TruthfulQA.csv")
+    shutil.copyfile(shared / "drop" / "allennlp_fixture_drop.json", out / "benchmarks" / "drop_allennlp_fixture.json")
 
 
 def main() -> None:

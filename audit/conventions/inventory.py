@@ -7,6 +7,7 @@ only this file, never the source lists.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,10 +30,19 @@ class Pair:
         return f"{self.american}/{self.other}"
 
 
+def _raw() -> str:
+    return resources.files("audit.conventions.data").joinpath(INVENTORY_FILE).read_text("utf-8")
+
+
+def inventory_sha256() -> str:
+    """sha256 of the shipped CSV: what a run manifest records, so results name their inventory."""
+    return hashlib.sha256(_raw().encode("utf-8")).hexdigest()
+
+
 @lru_cache(maxsize=1)
 def load_inventory() -> tuple[Pair, ...]:
     """All pairs of the shipped CSV, in file order."""
-    raw = resources.files("audit.conventions.data").joinpath(INVENTORY_FILE).read_text("utf-8")
+    raw = _raw()
     rows = list(csv.DictReader(io.StringIO(raw)))
     expected = ["american", "other", "source", "category"]
     if not rows or list(rows[0]) != expected:
@@ -52,4 +62,17 @@ def word_varieties(include_lexical: bool = False) -> dict[str, tuple[str, str, s
             continue
         table.setdefault(pair.american, ("american", pair.category, pair.label))
         table.setdefault(pair.other, ("other", pair.category, pair.label))
+    return table
+
+
+def american_to_other(include_lexical: bool = False) -> dict[str, str]:
+    """``{american: other}`` for the scorer audit's spelling swaps; the first pair of a word wins.
+
+    The same pairs the detector counts, so a variant rewrites exactly what the conventions audit
+    would flag; lexical pairs stay out by default (``flat`` for ``apartment`` is not a spelling).
+    """
+    table: dict[str, str] = {}
+    for pair in load_inventory():
+        if pair.category == "spelling" or include_lexical:
+            table.setdefault(pair.american, pair.other)
     return table

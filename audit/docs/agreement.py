@@ -20,7 +20,6 @@ import io
 import itertools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -80,12 +79,6 @@ def parse_reviewer_scores(text: str, source: str, criteria: Sequence[str] = CRIT
     if not rows:
         raise ValueError(f"{source}: no reviewer scores")
     return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
-
-
-def read_reviewer_scores(path: str | Path, criteria: Sequence[str] = CRITERIA) -> pd.DataFrame:
-    """Read a reviewer sheet (UTF-8 CSV); see :func:`parse_reviewer_scores`."""
-    path = Path(path)
-    return parse_reviewer_scores(path.read_text(encoding="utf-8-sig"), str(path), criteria)
 
 
 @dataclass(frozen=True)

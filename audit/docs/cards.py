@@ -223,9 +223,3 @@ def parse_document(text: str, source: str) -> Document:
     if text.lstrip("\ufeff").startswith("---"):
         return parse_hf_card(text.lstrip("\ufeff"), source)
     return parse_markdown_document(text, source)
-
-
-def read_document(path: str | Path) -> Document:
-    """Read and parse one documentation file (UTF-8)."""
-    path = Path(path)
-    return parse_document(path.read_text(encoding="utf-8"), str(path))

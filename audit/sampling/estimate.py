@@ -23,7 +23,12 @@ import pandas as pd
 from audit.sampling import strata as st
 from audit.sampling.design import DESIGN_COLUMNS, DesignManifest
 from audit.sampling.intervals import conservative_bounds, contrast_envelope
-from audit.sampling.metrics import METRICS, fp_gradient, metric_values, predict_all_floor
+from audit.sampling.metrics import (
+    METRICS,
+    fp_gradient,
+    metric_values,
+    predict_all_floor,
+)
 from audit.sampling.validate import binary_predictions, require_columns
 
 

@@ -14,10 +14,14 @@ Keys:
   function of the table and seed alone.
 
 Selection is mergeable: apply ``smallest_keys_per_stratum`` per block, concatenate the survivors,
-apply it again; the result equals one application to the whole table.
+apply it again; the result equals one application to the whole table. ``block_candidates`` and
+``draw_in_blocks`` add a per-stratum key limit so the driver receives about ``n_h`` rows per stratum
+whatever the number of blocks; ``key_partitions`` and ``equal_keys`` find ids repeated across blocks.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -81,3 +85,96 @@ def smallest_keys_per_stratum(
     start = np.searchsorted(s_sorted, np.arange(len(take)), side="left")
     rank = np.arange(len(order)) - start[s_sorted]
     return order[rank < take[s_sorted]]
+
+
+# ---- drawing from blocks without shipping them: candidates below a per-stratum key limit ----------
+
+LIMIT_SIGMAS = 8.0  # margin of the candidate limits, in binomial standard deviations
+
+
+def candidate_limits(population: np.ndarray, take: np.ndarray, sigmas: float = LIMIT_SIGMAS) -> np.ndarray:
+    """Per-stratum key limit (uint64) below which the ``take[h]`` smallest of ``N_h`` keys lie, almost surely.
+
+    Why: a block keeping its ``take[h]`` smallest keys per stratum sends up to blocks x take rows to
+    the driver. Keys are uniform on [0, 2**64), so the number at or below ``L`` is binomial with mean
+    ``N_h L / 2**64``; choosing that mean ``take + sigmas sqrt(take) + sigmas**2`` makes a shortfall
+    an 8-sigma event while the driver receives about ``take`` rows per stratum. A shortfall is
+    detected and redone (``draw_in_blocks``), so the limit affects cost, never the result. Census and
+    empty strata get the full key range.
+    """
+    population = np.asarray(population, dtype=np.int64)
+    take = np.asarray(take, dtype=np.int64)
+    limits = np.full(len(population), _MASK64, dtype=np.uint64)
+    for h, (big_n, t) in enumerate(zip(population.tolist(), take.tolist())):
+        if 0 < t < big_n:
+            expected = t + sigmas * np.sqrt(t) + sigmas**2
+            if expected < big_n:
+                limits[h] = min(_MASK64, int(max(expected, 0.0) / big_n * 2.0**64))
+    return limits
+
+
+def block_candidates(
+    keys: np.ndarray, strata: np.ndarray, take: np.ndarray, limits: np.ndarray, ids: object | None = None
+) -> np.ndarray:
+    """Per-block partial: indices of rows that can still be drawn (key within the stratum's limit and
+    among the block's ``take[h]`` smallest). Concatenate the blocks' rows, then ``draw_in_blocks``."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    strata = np.asarray(strata, dtype=np.int64)
+    inside = np.flatnonzero(keys <= np.asarray(limits, dtype=np.uint64)[strata])
+    block_ids = None if ids is None else np.asarray(ids)[inside]
+    return inside[smallest_keys_per_stratum(keys[inside], strata[inside], take, block_ids)]
+
+
+def draw_in_blocks(
+    candidates_fn: Callable[[np.ndarray], pd.DataFrame],
+    population: np.ndarray,
+    take: np.ndarray,
+    sigmas: float = LIMIT_SIGMAS,
+) -> tuple[pd.DataFrame, int]:
+    """The draw over a table seen only through ``candidates_fn(limits)``; returns the drawn rows and passes.
+
+    ``candidates_fn`` returns every block's ``block_candidates`` rows as one frame with columns
+    ``key`` (uint64), ``stratum`` (code) and ``id`` (plus any payload, kept). A stratum with fewer
+    candidates than ``take`` had its limit set too low; it is reopened to the full key range and the
+    pass repeated, so the result always equals ``smallest_keys_per_stratum`` over the whole table.
+    """
+    take = np.asarray(take, dtype=np.int64)
+    limits = candidate_limits(population, take, sigmas)
+    for passes in (1, 2):
+        candidates = candidates_fn(limits)
+        found = np.bincount(candidates["stratum"].to_numpy(np.int64), minlength=len(take))
+        short = found < take
+        if not short.any():
+            break
+        if passes == 2:
+            raise RuntimeError(
+                f"strata {np.flatnonzero(short).tolist()} hold {found[short].tolist()} rows, fewer than the "
+                f"planned {take[short].tolist()}; the table changed between passes"
+            )
+        limits = np.where(short, np.uint64(_MASK64), limits)
+    keep = smallest_keys_per_stratum(
+        candidates["key"].to_numpy(np.uint64), candidates["stratum"].to_numpy(np.int64), take, candidates["id"].to_numpy()
+    )
+    return candidates.iloc[keep].reset_index(drop=True), passes
+
+
+# ---- duplicate ids across blocks: a range-partitioned merge of the keys -----------------------------
+
+
+def key_partitions(keys: np.ndarray, parts: int) -> list[np.ndarray]:
+    """Per-block partial: the sorted keys split into ``parts`` equal ranges of the 64-bit key space.
+
+    Merging range r of every block and looking for equal neighbours (``equal_keys``) finds keys that
+    occur twice anywhere in the table while no process holds more than about 1/parts of the keys.
+    """
+    if parts < 1:
+        raise ValueError(f"parts must be >= 1, got {parts}")
+    ordered = np.sort(np.asarray(keys, dtype=np.uint64))
+    edges = np.array([(r * (1 << 64)) // parts for r in range(1, parts)], dtype=np.uint64)
+    return np.split(ordered, np.searchsorted(ordered, edges, side="left"))
+
+
+def equal_keys(parts: list[np.ndarray]) -> np.ndarray:
+    """Keys occurring more than once across the given pieces of one range (distinct values, sorted)."""
+    merged = np.sort(np.concatenate(parts)) if parts else np.array([], dtype=np.uint64)
+    return np.unique(merged[1:][merged[1:] == merged[:-1]])

@@ -32,7 +32,12 @@ from audit.sampling.allocation import allocate, negative_budget
 from audit.sampling.estimate import covariance_from_sums
 from audit.sampling.intervals import conservative_bounds
 from audit.sampling.metrics import fp_gradient, metric_values
-from audit.sampling.validate import binary_labels, binary_predictions, finite_scores, require_positives
+from audit.sampling.validate import (
+    binary_labels,
+    binary_predictions,
+    finite_scores,
+    require_positives,
+)
 
 DESIGNS = ("uniform", "difficulty", "ht_coreset")
 SAMPLERS = {

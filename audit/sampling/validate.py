@@ -95,7 +95,11 @@ def finite_scores(values: object, column: str, source: str) -> np.ndarray:
 
 def require_positives(labels: np.ndarray, column: str, source: str) -> int:
     """Return the positive count; a table with none cannot anchor a positive census."""
-    n_pos = int(np.count_nonzero(labels))
+    return require_positive_count(int(np.count_nonzero(labels)), column, source)
+
+
+def require_positive_count(n_pos: int, column: str, source: str) -> int:
+    """``require_positives`` for a count merged over blocks (a distributed build never holds the labels)."""
     if n_pos == 0:
         raise ValueError(
             f"{source}: column {column!r} has no positive rows; the design keeps every positive "

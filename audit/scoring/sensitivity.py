@@ -20,9 +20,23 @@ import pandas as pd
 from audit.scoring.drop import score_drop
 from audit.scoring.exact import exact_match
 from audit.scoring.squad import score_squad
-from audit.scoring.truthfulqa import TruthfulQAReferences, flatten_rankings, prepare_references, score_truthfulqa
-from audit.scoring.variants import VariantConfig, generate_variants, require_answer_table, transformation_type
-from audit.stats.bootstrap import DEFAULT_BOOTSTRAP, BootstrapConfig, cluster_bootstrap_ratio
+from audit.scoring.truthfulqa import (
+    TruthfulQAReferences,
+    flatten_rankings,
+    prepare_references,
+    score_truthfulqa,
+)
+from audit.scoring.variants import (
+    VariantConfig,
+    generate_variants,
+    require_answer_table,
+    transformation_type,
+)
+from audit.stats.bootstrap import (
+    DEFAULT_BOOTSTRAP,
+    BootstrapConfig,
+    cluster_bootstrap_ratio,
+)
 
 SCORERS = ("drop", "squad", "exact", "truthfulqa")
 PAIR_COLUMNS = (

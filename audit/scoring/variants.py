@@ -27,7 +27,11 @@ from functools import partial
 
 import pandas as pd
 
-from audit.scoring.screening import DEFAULT_PROTECTED_NAMES, MONTHS, find_protected_spans
+from audit.scoring.screening import (
+    DEFAULT_PROTECTED_NAMES,
+    MONTHS,
+    find_protected_spans,
+)
 from audit.scoring.units import convert_units
 
 VARIANT_COLUMNS = ("question_id", "original", "variant", "transformation", "status", "reason")

@@ -6,8 +6,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.docs.agreement import agreement, cohen_kappa, pairwise_agreement, parse_reviewer_scores, read_reviewer_scores
+from audit.docs.agreement import (
+    agreement,
+    cohen_kappa,
+    pairwise_agreement,
+    parse_reviewer_scores,
+)
 from audit.docs.criteria import CRITERIA
+from connectors.docs import read_reviewer_scores
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "docs"
 HEADER = "resource,annotator," + ",".join(CRITERIA)

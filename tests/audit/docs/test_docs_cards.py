@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.docs.cards import parse_croissant, parse_document, parse_hf_card, read_document
+from audit.docs.cards import parse_croissant, parse_document, parse_hf_card
+from connectors.docs import read_document
 
 CARDS = Path(__file__).parents[2] / "fixtures" / "docs" / "cards"
 

@@ -4,8 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from audit.docs.cards import Document, MetadataField, Passage, read_document
-from audit.docs.criteria import CRITERIA, assess_document, evidence_table, proposals_table
+from audit.docs.cards import Document, MetadataField, Passage
+from audit.docs.criteria import (
+    CRITERIA,
+    assess_document,
+    evidence_table,
+    proposals_table,
+)
+from connectors.docs import read_document
 
 CARDS = Path(__file__).parents[2] / "fixtures" / "docs" / "cards"
 

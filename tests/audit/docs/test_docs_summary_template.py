@@ -5,11 +5,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.docs.agreement import read_reviewer_scores
-from audit.docs.cards import read_document
 from audit.docs.criteria import CRITERIA, assess_document, proposals_table
 from audit.docs.summary import criteria_summary, summary_markdown
 from audit.docs.template import FIELDS, render_template
+from connectors.docs import read_document, read_reviewer_scores
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "docs"
 

@@ -6,7 +6,12 @@ import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from audit.sampling.agreement import cohen_kappa, fleiss_kappa, pairwise_cohen_kappa, rating_counts
+from audit.sampling.agreement import (
+    cohen_kappa,
+    fleiss_kappa,
+    pairwise_cohen_kappa,
+    rating_counts,
+)
 
 # Fleiss (1971)-style worked example: 10 subjects, 14 raters, 5 categories; kappa = 0.210
 TABLE = np.array(

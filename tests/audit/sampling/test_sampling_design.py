@@ -3,7 +3,13 @@
 import numpy as np
 import pytest
 
-from audit.sampling.design import DesignConfig, DesignManifest, build_design, design_table, plan_design
+from audit.sampling.design import (
+    DesignConfig,
+    DesignManifest,
+    build_design,
+    design_table,
+    plan_design,
+)
 from audit.sampling.estimate import estimate, strata_sample
 from audit.sampling.hashdraw import hash_keys, smallest_keys_per_stratum
 from audit.sampling.metrics import metric_values

@@ -1,9 +1,19 @@
 """Hash-key draws: reproducible whatever the partitioning, and simple random sampling."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from audit.sampling.hashdraw import hash_keys, smallest_keys_per_stratum, splitmix64
+from audit.sampling.hashdraw import (
+    block_candidates,
+    candidate_limits,
+    draw_in_blocks,
+    equal_keys,
+    hash_keys,
+    key_partitions,
+    smallest_keys_per_stratum,
+    splitmix64,
+)
 
 
 def _draw_in_chunks(ids, strata, take, seed, n_chunks, rng):
@@ -76,3 +86,71 @@ def test_bad_ids_and_seeds_raise():
         hash_keys(np.array(["a", None], dtype=object), 0)
     with pytest.raises(ValueError, match="seed"):
         hash_keys(np.array([1]), -1)
+
+
+def _blocks_fn(ids, strata, seed, n_blocks, calls):
+    """``candidates_fn`` over in-memory blocks, the way the build job runs it on Ray."""
+    parts = np.array_split(np.arange(len(ids)), n_blocks)
+
+    def fn(limits):
+        calls.append(limits.copy())
+        frames = []
+        for rows in parts:
+            keys = hash_keys(ids[rows], seed)
+            keep = block_candidates(keys, strata[rows], take, limits, ids[rows])
+            frames.append(pd.DataFrame({"key": keys[keep], "stratum": strata[rows][keep], "id": ids[rows][keep]}))
+        return pd.concat(frames, ignore_index=True)
+
+    rng = np.random.default_rng(1)
+    take = np.array([0, 30, 500, rng.integers(1, 10)])
+    return fn, take
+
+
+@pytest.mark.parametrize("id_kind", ["int", "str"])
+def test_draw_in_blocks_equals_the_whole_table_draw_and_ships_about_take_rows(id_kind):
+    rng = np.random.default_rng(3)
+    n = 40_000
+    ids = rng.permutation(n) * 5 + 1
+    ids = ids if id_kind == "int" else np.array([f"t{i}" for i in ids], dtype=object)
+    strata = rng.integers(0, 4, n)
+    calls = []
+    fn, take = _blocks_fn(ids, strata, 21, 13, calls)
+    population = np.bincount(strata, minlength=4)
+    drawn, passes = draw_in_blocks(fn, population, take)
+    whole = ids[smallest_keys_per_stratum(hash_keys(ids, 21), strata, take, ids)]
+    assert passes == 1 and sorted(drawn["id"].tolist()) == sorted(whole.tolist())
+    shipped = len(fn(calls[0]))
+    assert shipped < take.sum() + 4 * (8 * np.sqrt(take.max()) + 64) + 13  # not 13 blocks x take
+
+
+def test_too_tight_limits_are_detected_and_reopened():
+    rng = np.random.default_rng(4)
+    ids = np.arange(20_000)
+    strata = rng.integers(0, 4, len(ids))
+    calls = []
+    fn, take = _blocks_fn(ids, strata, 5, 7, calls)
+    population = np.bincount(strata, minlength=4)
+    drawn, passes = draw_in_blocks(fn, population, take, sigmas=-20.0)  # limits far below the take-th key
+    whole = ids[smallest_keys_per_stratum(hash_keys(ids, 5), strata, take)]
+    assert passes == 2 and sorted(drawn["id"].tolist()) == sorted(whole.tolist())
+    assert np.any(calls[1] > calls[0]) and np.all(calls[1] >= calls[0])
+
+
+def test_candidate_limits_open_census_strata_and_scale_with_take():
+    limits = candidate_limits(np.array([10, 1_000_000, 1_000_000, 0]), np.array([10, 100, 10_000, 0]))
+    assert limits[0] == np.iinfo(np.uint64).max and limits[3] == np.iinfo(np.uint64).max
+    assert limits[1] < limits[2] < np.iinfo(np.uint64).max
+    assert abs(float(limits[2]) / 2.0**64 * 1e6 - (10_000 + 8 * 100 + 64)) < 1
+
+
+def test_repeated_ids_across_blocks_are_found_by_range_merge():
+    ids = np.arange(100_000)
+    blocks = np.array_split(ids, 6)
+    blocks[4] = np.append(blocks[4], [17, 99_999])  # two ids repeated in another block
+    per_block = [key_partitions(hash_keys(b, 0), 5) for b in blocks]
+    assert all(len(p) == 5 for p in per_block)
+    assert sum(len(piece) for p in per_block for piece in p) == sum(len(b) for b in blocks)
+    found = np.concatenate([equal_keys([p[r] for p in per_block]) for r in range(5)])
+    assert sorted(found.tolist()) == sorted(hash_keys(np.array([17, 99_999]), 0).tolist())
+    clean = [key_partitions(hash_keys(b, 0), 3) for b in np.array_split(ids, 4)]
+    assert all(len(equal_keys([p[r] for p in clean])) == 0 for r in range(3))

@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from audit.sampling.traces import RubricStep, outcome_stratified_sample, rubric_passes, trace_audit
+from audit.sampling.traces import (
+    RubricStep,
+    outcome_stratified_sample,
+    rubric_passes,
+    trace_audit,
+)
 
 STEPS = [RubricStep("amount", r"\$\d+"), RubricStep("rule", r"\bstructuring\b")]
 

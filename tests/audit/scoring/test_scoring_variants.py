@@ -5,7 +5,13 @@ import pytest
 
 from audit.scoring.screening import find_protected_spans
 from audit.scoring.units import convert_units, significant_digits
-from audit.scoring.variants import VARIANT_COLUMNS, SpellingSwap, VariantConfig, generate_variants, transformation_type
+from audit.scoring.variants import (
+    VARIANT_COLUMNS,
+    SpellingSwap,
+    VariantConfig,
+    generate_variants,
+    transformation_type,
+)
 
 INVENTORY = {"color": "colour", "gray": "grey", "organization": "organisation", "harbor": "harbour",
              "flavor": "flavour", "theater": "theatre", "labor": "labour", "favorite": "favourite"}  # fmt: skip

@@ -1,0 +1,41 @@
+"""Reading a saved HT-Coreset design: ``design.parquet`` and ``design.json`` of a build run directory.
+
+A design is what ``benchaudit coreset build`` wrote; the estimate job reads it back and checks it
+against its manifest (``audit.sampling.estimate.strata_sample`` checks the weights), so a design
+edited by hand or paired with the wrong manifest fails before any estimate is made.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+
+import pandas as pd
+import pyarrow.parquet as pq
+from fsspec.core import url_to_fs
+
+from audit.sampling.design import DESIGN_COLUMNS, DesignManifest
+from connectors.fs import FileRef, expand
+from connectors.targets import TargetError, check_columns
+
+DESIGN_FILE = "design.parquet"
+MANIFEST_FILE = "design.json"
+
+
+def _join(base: str, name: str) -> str:
+    return posixpath.join(base.rstrip("/"), name) if "://" in base else f"{base.rstrip('/')}/{name}"
+
+
+def read_design(run_dir: str) -> tuple[pd.DataFrame, DesignManifest, list[FileRef]]:
+    """The design rows, their manifest and the two files (for the estimate's input fingerprint)."""
+    table_url, manifest_url = _join(run_dir, DESIGN_FILE), _join(run_dir, MANIFEST_FILE)
+    fs, path = url_to_fs(manifest_url)
+    if not fs.exists(path):
+        raise TargetError(f"{manifest_url}: not found; --design must be the run directory of 'benchaudit coreset build'")
+    files = expand([table_url, manifest_url], (".parquet", ".json"))
+    with fs.open(path, "r", encoding="utf-8") as fh:
+        manifest = DesignManifest.from_dict(json.load(fh))
+    table_ref = next(f for f in files if f.url.endswith(DESIGN_FILE))
+    with table_ref.open(compression=None) as fh:
+        table = pq.read_table(fh)
+    check_columns(table_url, table.column_names, list(DESIGN_COLUMNS))
+    return table.to_pandas(), manifest, files

@@ -1,0 +1,154 @@
+"""HT-Coreset reports (build, estimate, study): every number comes from summary.json."""
+from __future__ import annotations
+
+from jobs.html import bar_chart, esc, fmt, page, pct, table
+
+SAMPLER_NOTE = (
+    "uniform_ht: one negative stratum, HT weights · difficulty_ht: difficulty strata over all negatives · "
+    "ht_coreset: hard-negative stratum plus difficulty strata · ht_coreset_unweighted: the HT-Coreset draws "
+    "with weight 1 (what a small balanced subset reports without weights)."
+)
+READING_NOTE = (
+    "Recall is exact: every positive is in the coreset. Precision, F1 and lift are ratio estimators over "
+    "the HT estimate of false positives (consistent, not unbiased). SE is the linearised (delta-method) "
+    "sampling SE; the interval is the conservative one (exact hypergeometric bounds per sampled stratum, "
+    "Bonferroni over strata × runs × comparisons), covering at least 95% for each cell on its own. "
+    "Run SD is the spread between runs (seeds) of one model, never mixed into the SE. The unweighted subset "
+    "column is what the coreset rows say without weights: not an estimate of the full table."
+)
+
+
+def _pp(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.2f}"
+
+
+def _value(value: float | None, metric: str) -> str:
+    """Percentage points for precision/recall/F1, a ratio for lift, a count for FP."""
+    if value is None:
+        return "–"
+    return f"{value:,.1f}" if metric == "fp" else (f"{value:,.3f}" if metric == "lift" else _pp(value))
+
+
+def _interval(lower: float | None, upper: float | None, metric: str) -> str:
+    if lower is None or upper is None:
+        return "–"
+    return f"[{_value(lower, metric)}, {_value(upper, metric)}]"
+
+
+def _strata_table(strata: list[dict]) -> str:
+    return table(
+        ["stratum", "population N_h", "drawn n_h", "inclusion π", "weight w", "census"],
+        [[esc(s["stratum"]), s["population"], s["sample"], fmt(s.get("pi"), 6), fmt(s.get("w"), 3),
+          "yes" if s.get("census") else ""] for s in strata],
+    )
+
+
+def render_build_report(summary: dict) -> str:
+    facts = [
+        ["targets", summary["targets"]], ["positives (census)", summary["positives"]],
+        ["prevalence", pct(summary["prevalence"], 4)], ["negative budget B", summary["budget"]],
+        ["coreset rows", summary["coreset_rows"]], ["reduction", f"{summary['reduction']:,.1f}×"],
+        ["operating threshold τ", fmt(summary["tau"], 4)], ["hard cut c·τ", fmt(summary["hard_cut"], 4)],
+        ["easy-pool difficulty bounds", esc(", ".join(f"{b:.6g}" for b in summary["easy_bounds"]) or "–")],
+        ["at percentiles", esc(", ".join(f"{q:g}" for q in summary["easy_percentiles"]) or "–")],
+        ["draw seed", summary["seed"]],
+    ]
+    strata = summary["strata"]
+    body = [
+        f"<p class=note>Run {esc(summary['run_id'])} · input {esc(summary['input'])}</p>",
+        table(["", "value"], facts),
+        "<h2>Strata</h2>", _strata_table(strata),
+        bar_chart([s["stratum"] for s in strata], [float(s["sample"]) for s in strata], "Rows drawn per stratum",
+                  value_fmt=lambda v: f"{v:,.0f}"),
+        f"<p class=note>Weights are N_h/n_h from the realised draw. Σw over drawn negatives = "
+        f"{summary['negative_weight_sum']:,.0f} = the negative population ({summary['negatives']:,}); this holds "
+        "for any partition, so it is a bookkeeping check, not a correctness test.</p>",
+    ]
+    return page("HT-Coreset design", "".join(body))
+
+
+def render_estimate_report(summary: dict) -> str:
+    body = [
+        f"<p class=note>Run {esc(summary['run_id'])} · design {esc(summary['design'])} · "
+        f"{summary['targets']:,} targets, {summary['positives']:,} positives (prevalence {pct(summary['prevalence'], 4)}), "
+        f"{summary['coreset_rows']:,} coreset rows · α = {summary['alpha']}</p>",
+        f"<p class=note>{esc(READING_NOTE)} Percentages are percentage points; lift is a ratio; FP is a count.</p>",
+    ]
+    by_predictor: dict[str, list[dict]] = {}
+    for row in summary["estimates"]:
+        by_predictor.setdefault(row["predictor"], []).append(row)
+    for name, rows in by_predictor.items():
+        detail = summary["predictors"][name]
+        body.append(f"<section><h2>{esc(name)}</h2><p class=note>{esc(detail['source'])} · runs: "
+                    f"{esc(', '.join(detail['runs']))}</p>")
+        body.append(table(
+            ["metric", "HT estimate", "SE", "conservative 95% interval", "run SD", "unweighted subset", "predict-all floor"],
+            [[esc(r["metric"]), _value(r["estimate"], r["metric"]), _value(r["se"], r["metric"]),
+              _interval(r["lower"], r["upper"], r["metric"]), _value(r["run_sd"], r["metric"]),
+              _value(r["subset_unweighted"], r["metric"]), _value(r["predict_all_floor"], r["metric"])] for r in rows],
+        ))
+        if detail["missing_counted_negative"]:
+            body.append(f"<p class=note>{detail['missing_counted_negative']:,} missing predictions were counted as negative.</p>")
+        for s in detail["sparse_strata"]:
+            body.append(f"<p class=note>Stratum {esc(s['stratum'])}: {esc(s['positive_predictions_per_run'])} positive "
+                        f"predictions per run (fewer than {summary['sparse_count']}); the SE treats its variance as "
+                        "(nearly) zero and is too small here; read the conservative interval.</p>")
+        if detail.get("group_recall"):
+            body.append("<h3>Recall by group (exact)</h3>" + table(
+                ["group", "positives", "recall"],
+                [[esc(g["group"]), g["n_positives"], pct(g["recall"])] for g in detail["group_recall"]]))
+        if detail.get("versus_construction_scorer"):
+            body.append("<h3>Against the construction scorer (HT-weighted, run average)</h3>" + table(
+                ["cell", "targets", "positives", "negatives", "mean scorer probability"],
+                [[esc(c["cell"]), fmt(c["n"], 1), fmt(c["n_positive"], 1), fmt(c["n_negative"], 1),
+                  fmt(c["mean_reference_score"])] for c in detail["versus_construction_scorer"]]))
+        body.append("</section>")
+    f1 = [r for r in summary["estimates"] if r["metric"] == "f1"]
+    if f1:
+        body.append('<div class="flex">')
+        body.append(bar_chart([r["predictor"] for r in f1], [r["estimate"] for r in f1], "F1, HT estimate (full table)"))
+        body.append(bar_chart([r["predictor"] for r in f1], [r["subset_unweighted"] for r in f1], "F1 on the coreset, unweighted"))
+        body.append("</div>")
+    if summary["contrasts"]:
+        body.append("<h2>Paired contrasts (a − b, same rows)</h2>" + table(
+            ["a", "b", "metric", "difference", "SE", "conservative 95% interval"],
+            [[esc(c["a"]), esc(c["b"]), esc(c["metric"]), _value(c["difference"], c["metric"]), _value(c["se"], c["metric"]),
+              _interval(c["lower"], c["upper"], c["metric"])] for c in summary["contrasts"]]))
+    body.append("<h2>Design</h2>" + table(["stratum", "N_h", "n_h"], [[esc(s["stratum"]), s["population"], s["sample"]]
+                                                                        for s in summary["strata"]]))
+    return page("HT-Coreset estimates", "".join(body))
+
+
+def render_study_report(summary: dict) -> str:
+    body = [
+        f"<p class=note>Run {esc(summary['run_id'])} · dataset {esc(summary['dataset'])} · {summary['draws']} draws per "
+        f"configuration · protocol.json (sha256 {esc(summary['protocol_sha256'][:12])}…) was written before any draw.</p>",
+        f"<p class=note>{esc(SAMPLER_NOTE)} Bias, MAE, RMSE, SD, mean SE and width in percentage points; coverage of "
+        "the conservative interval with its Monte-Carlo SE; Wald coverage is estimate ± 1.96 SE, shown to make the "
+        "linearised SE's limits visible (it under-covers when sampled strata hold few positive predictions).</p>",
+        table(["direction", "targets", "positives", "runs", "τ", "budgets"],
+              [[esc(c["direction"]), c["n_targets"], c["n_positives"], c["runs"], fmt(c["tau"]),
+                esc(", ".join(f"{k}× = {v:,}" for k, v in c["budgets"].items()))] for c in summary["cases"]]),
+    ]
+    rows = summary["table"]
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["direction"], r["budget_multiplier"]), []).append(r)
+    for (direction, multiplier), group in groups.items():
+        body.append(f"<section><h2>{esc(direction)} · budget {multiplier:g}× positives</h2>")
+        body.append(table(
+            ["sampler", "metric", "truth", "bias", "MAE", "RMSE", "SD", "mean SE", "mean width", "coverage", "± MCSE", "Wald coverage"],
+            [[esc(r["sampler"]), esc(r["metric"]), _pp(r["truth"]), _pp(r["signed_bias"]), _pp(r["mae"]), _pp(r["rmse"]),
+              _pp(r["sd"]), _pp(r["mean_se"]), _pp(r["mean_width95"]), fmt(r["coverage95"]), fmt(r["coverage_mcse"]),
+              fmt(r["wald_coverage95"])] for r in group],
+        ))
+        f1 = [r for r in group if r["metric"] == "f1"]
+        body.append(bar_chart([r["sampler"] for r in f1], [r["rmse"] for r in f1], "F1 RMSE by sampler (pp)",
+                              value_fmt=lambda v: f"{100 * v:.2f} pp"))
+        body.append("</section>")
+    ranking = summary["f1_rmse_ranking"]
+    if ranking:
+        body.append("<h2>Lowest F1 RMSE among weighted samplers</h2>" + table(
+            ["direction", "budget", "order (lowest RMSE first)"],
+            [[esc(r["direction"]), f"{r['budget_multiplier']:g}×", esc(" < ".join(r["order"]))] for r in ranking]))
+    return page("HT-Coreset sampler study", "".join(body))
