@@ -1,6 +1,6 @@
 """Resolver throughput on one core, side by side with the alternatives, in one process.
 
-    .venv/bin/python bench/bench_resolver.py [--captions 1000000] [--baseline-captions 100000]
+    .venv/bin/python bench/bench_resolver.py [--captions 1000000] [--baseline-captions 20000]
 
 Prints captions/s for: benchaudit's batch resolver (Arrow normalization + one ahocorasick-rs scan of
 the batch buffer), a plain per-caption regex-alternation resolver over the same lexicon, and
@@ -31,7 +31,7 @@ def timed(fn) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--captions", type=int, default=1_000_000)
-    ap.add_argument("--baseline-captions", type=int, default=100_000, help="the slow baselines run on this prefix")
+    ap.add_argument("--baseline-captions", type=int, default=20_000, help="the slow baselines run on this prefix")
     ap.add_argument("--batch", type=int, default=65_536)
     ap.add_argument("--profile", default="paper")
     args = ap.parse_args()
