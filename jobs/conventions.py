@@ -38,10 +38,8 @@ from connectors.records import ShardRecordWriter
 from jobs.benchmark_config import BenchmarkConfig, shipped_benchmark
 from jobs.config import RunOptions, config_hash
 from jobs.manifest import StageTimer, base_manifest
-from jobs.progress import Progress
 from jobs.rundir import RunDir, write_json, write_text
-from jobs.runtime import init_ray
-from jobs.shards import ShardError, finished_shards, scan_shards
+from jobs.shards import ShardError, run_shards
 from jobs.summaries import finite
 
 JOB = "conventions"
@@ -235,24 +233,14 @@ def run(cfg: ConventionsConfig, opts: RunOptions) -> str:
     chash = config_hash(payload)
     run_dir = RunDir(opts.out, JOB, opts.run_id, payload, chash, opts.resume)
     shards = [s for p in plans.values() for s in p.shards]
-    finished = finished_shards(run_dir, {s.shard_id for s in shards})
-    todo = [s for s in shards if s.shard_id not in finished]
     expected = [p.expected_items for p in plans.values()]
-    progress = Progress(JOB, None if None in expected else sum(expected), len(shards))
-    for data in finished.values():
-        progress.resume(data["rows_in"])
-
-    with timer("ray_init"):
-        ray_info = init_ray(opts.address, opts.num_cpus)
-
-    results: list[dict] = list(finished.values())
-    with timer("scan"):
-        progress.start()
-        kwargs = {"specs": specs, "detector": cfg.detector(), "partial_dir": run_dir.partial, "on_error": opts.on_error,
-                  "batch_items": cfg.batch_items, "examples": cfg.examples}
-        items = [{"shard": json.dumps(asdict(s)), "benchmark": s.benchmark} for s in todo]
-        results += scan_shards(JOB, items, _map_shards, kwargs, run_dir, progress)
-        progress.emit()
+    scan = run_shards(
+        JOB, run_dir, opts, timer, [(s.shard_id, {"shard": json.dumps(asdict(s)), "benchmark": s.benchmark}) for s in shards],
+        None if None in expected else sum(expected), _map_shards,
+        lambda: {"specs": specs, "detector": cfg.detector(), "partial_dir": run_dir.partial, "on_error": opts.on_error,
+                 "batch_items": cfg.batch_items, "examples": cfg.examples},
+    )
+    results = scan.results
 
     with timer("aggregate"):
         # plan order (files, then item ranges), not completion order: the bootstrap draws items by
@@ -275,16 +263,16 @@ def run(cfg: ConventionsConfig, opts: RunOptions) -> str:
 
     failed = summary["failed_shards"]
     rows_in = sum(r["rows_in"] for r in ok)
-    manifest = base_manifest(JOB, run_dir.run_id, cfg, opts, chash, cfg.seed, timer, ray_info)
+    manifest = base_manifest(JOB, run_dir.run_id, cfg, opts, chash, cfg.seed, timer, scan.ray_info)
     manifest.update({
         "inputs": {n: {"fingerprint": p.fingerprint, "files": list(p.files), "shards": len(p.shards),
                        "expected_items": p.expected_items} for n, p in plans.items()},
         "inventory": {"pairs": len(load_inventory()), "sha256": inventory_sha256()},
         "rows": {"in": rows_in, "out": labels.num_rows,
                  "skipped_by_reason": {"unreadable_shard": len(failed)} if failed else {}},
-        "shards": {"total": len(shards), "resumed": len(finished), "run": len(todo), "failed": failed},
-        "timings": {**timer.seconds, "wall_s": timer.wall(), "scan_items_per_s": round(progress.rate(), 1),
-                    "progress": progress.samples},
+        "shards": {"total": len(shards), "resumed": scan.resumed, "run": scan.run, "failed": failed},
+        "timings": {**timer.seconds, "wall_s": timer.wall(), "scan_items_per_s": round(scan.progress.rate(), 1),
+                    "progress": scan.progress.samples},
         "outputs": {"items": "items.parquet/<shard_id>.parquet", "signals": "signals.parquet/<shard_id>.parquet"},
     })
     write_json(run_dir.path("manifest.json"), manifest)

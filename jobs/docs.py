@@ -30,10 +30,8 @@ from connectors.docs import find_documents, read_document, read_reviewer_scores
 from connectors.fs import fingerprint
 from jobs.config import RunOptions, config_hash
 from jobs.manifest import StageTimer, base_manifest
-from jobs.progress import Progress
 from jobs.rundir import RunDir, write_json, write_text
-from jobs.runtime import init_ray
-from jobs.shards import ShardError, finished_shards, scan_shards
+from jobs.shards import ShardError, run_shards
 from jobs.summaries import records
 
 JOB = "docs"
@@ -160,21 +158,12 @@ def run(cfg: DocsConfig, opts: RunOptions) -> str:
     shards = [{"resource": name, "url": ref.url,
                "shard_id": hashlib.sha256(f"{ref.url}\t{ref.size}\t{ref.stamp}\t{cfg.criteria}".encode()).hexdigest()[:16]}
               for name, ref in documents]
-    finished = finished_shards(run_dir, {s["shard_id"] for s in shards})
-    todo = [s for s in shards if s["shard_id"] not in finished]
-    progress = Progress(JOB, len(shards), len(shards))
-    for data in finished.values():
-        progress.resume(data["rows_in"])
-
-    with timer("ray_init"):
-        ray_info = init_ray(opts.address, opts.num_cpus)
-
-    results: list[dict] = list(finished.values())
-    with timer("scan"):
-        progress.start()
-        kwargs = {"criteria": cfg.criteria, "partial_dir": run_dir.partial, "on_error": opts.on_error}
-        results += scan_shards(JOB, [{"shard": json.dumps(s)} for s in todo], _map_shards, kwargs, run_dir, progress)
-        progress.emit()
+    scan = run_shards(
+        JOB, run_dir, opts, timer, [(s["shard_id"], {"shard": json.dumps(s)}) for s in shards],
+        len(shards), _map_shards,
+        lambda: {"criteria": cfg.criteria, "partial_dir": run_dir.partial, "on_error": opts.on_error},
+    )
+    results = scan.results
 
     with timer("aggregate"):
         ok = [r for r in results if r["status"] == "ok"]
@@ -193,14 +182,14 @@ def run(cfg: DocsConfig, opts: RunOptions) -> str:
             write_text(run_dir.path("proposed_scores.csv"), reviewer_sheet(proposals, cfg.criteria).to_csv(index=False))
         write_text(run_dir.path("report.html"), render_docs_report(summary))
 
-    manifest = base_manifest(JOB, run_dir.run_id, cfg, opts, chash, None, timer, ray_info)  # no random choice
+    manifest = base_manifest(JOB, run_dir.run_id, cfg, opts, chash, None, timer, scan.ray_info)  # no random choice
     manifest.update({
         "inputs": {"fingerprint": fingerprint(refs), "documents": {name: ref.url for name, ref in documents},
                    "reviewer_sheets": cfg.reviews},
         "rows": {"in": len(shards), "out": len(ok), "skipped_by_reason": {"unreadable_document": len(summary["failed"])}
                  if summary["failed"] else {}, "reviewer_scores": len(reviews)},
-        "shards": {"total": len(shards), "resumed": len(finished), "run": len(todo), "failed": summary["failed"]},
-        "timings": {**timer.seconds, "wall_s": timer.wall(), "progress": progress.samples},
+        "shards": {"total": len(shards), "resumed": scan.resumed, "run": scan.run, "failed": summary["failed"]},
+        "timings": {**timer.seconds, "wall_s": timer.wall(), "progress": scan.progress.samples},
         "outputs": {"evidence": "evidence.csv", "proposed_scores": "proposed_scores.csv (reviewer-sheet layout)"},
     })
     write_json(run_dir.path("manifest.json"), manifest)

@@ -38,10 +38,8 @@ from connectors.lexicon import load_lexicon
 from connectors.records import ShardRecordWriter
 from jobs.config import RunOptions, config_hash
 from jobs.manifest import StageTimer, base_manifest
-from jobs.progress import Progress
 from jobs.rundir import RunDir, write_json, write_text
-from jobs.runtime import init_ray
-from jobs.shards import ShardError, finished_shards, scan_shards
+from jobs.shards import ShardError, run_shards
 
 JOB = "geo"
 
@@ -202,24 +200,14 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
     chash = config_hash(payload)
     run_dir = RunDir(opts.out, JOB, opts.run_id, payload, chash, opts.resume)
     shards = [s for p in plans.values() for s in p.shards]
-    finished = finished_shards(run_dir, {s.shard_id for s in shards})
-    todo = [s for s in shards if s.shard_id not in finished]
     expected = [p.expected_rows for p in plans.values()]
-    progress = Progress(JOB, None if None in expected else sum(expected), len(shards))
-    for data in finished.values():
-        progress.resume(data["rows_in"])
-
-    with timer("ray_init"):
-        ray_info = init_ray(opts.address, opts.num_cpus)
-
-    results: list[dict] = list(finished.values())
-    with timer("scan"):
-        progress.start()
-        kwargs = {"specs": specs, "lexicon_key": lexicon.sha256, "lexicon_ref": [ray.put(lexicon.entries)],
-                  "with_records": cfg.write_records, "partial_dir": run_dir.partial, "on_error": opts.on_error}
-        items = [{"shard": json.dumps(asdict(s)), "corpus": s.corpus} for s in todo]
-        results += scan_shards(JOB, items, _map_shards, kwargs, run_dir, progress)
-        progress.emit()
+    scan = run_shards(
+        JOB, run_dir, opts, timer, [(s.shard_id, {"shard": json.dumps(asdict(s)), "corpus": s.corpus}) for s in shards],
+        None if None in expected else sum(expected), _map_shards,
+        lambda: {"specs": specs, "lexicon_key": lexicon.sha256, "lexicon_ref": [ray.put(lexicon.entries)],
+                 "with_records": cfg.write_records, "partial_dir": run_dir.partial, "on_error": opts.on_error},
+    )
+    results = scan.results
 
     with timer("aggregate"):
         merged = {name: GeoPartial() for name in specs}
@@ -245,7 +233,7 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
     if failed:
         skipped["unreadable_shard"] = len(failed)
     rows_in = sum(p.rows_in for p in merged.values())
-    manifest = base_manifest(JOB, run_dir.run_id, cfg, opts, chash, cfg.seed, timer, ray_info)
+    manifest = base_manifest(JOB, run_dir.run_id, cfg, opts, chash, cfg.seed, timer, scan.ray_info)
     manifest.update({
         "inputs": {n: {"fingerprint": p.fingerprint, "files": len({s.file.url for s in p.shards}) + len(p.unreadable),
                        "shards": len(p.shards), "expected_rows": p.expected_rows} for n, p in plans.items()},
@@ -253,9 +241,9 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
         "indicators": {"path": cfg.indicators_path or "shipped:connectors/data/worldbank/indicators.csv", "sha256": indicators_sha},
         "rows": {"in": rows_in, "out": rows_in - sum(v for k, v in skipped.items() if k != "unreadable_shard"),
                  "skipped_by_reason": skipped},
-        "shards": {"total": len(shards), "resumed": len(finished), "run": len(todo), "failed": failed},
+        "shards": {"total": len(shards), "resumed": scan.resumed, "run": scan.run, "failed": failed},
         "timings": {**timer.seconds, "wall_s": timer.wall(),
-                    "scan_rows_per_s": round(progress.rate(), 1), "progress": progress.samples},
+                    "scan_rows_per_s": round(scan.progress.rate(), 1), "progress": scan.progress.samples},
         "records": "records/<corpus>/<shard_id>.parquet" if cfg.write_records else None,
     })
     write_json(run_dir.path("manifest.json"), manifest)

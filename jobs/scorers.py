@@ -43,10 +43,8 @@ from connectors.fs import fingerprint
 from jobs.benchmark_config import BenchmarkConfig, shipped_benchmark
 from jobs.config import RunOptions, config_hash
 from jobs.manifest import StageTimer, base_manifest
-from jobs.progress import Progress
 from jobs.rundir import RunDir, write_json, write_parquet, write_text
-from jobs.runtime import init_ray
-from jobs.shards import ShardError, finished_shards, scan_shards
+from jobs.shards import ShardError, run_shards
 from jobs.summaries import finite, records
 
 JOB = "scorers"
@@ -264,22 +262,13 @@ def run(cfg: ScorersConfig, opts: RunOptions) -> str:
     golds_key = hashlib.sha256(repr(sorted(golds.items())).encode()).hexdigest()  # gold files may be repaired between attempts
     shards = plan_shards(sets, cfg.shard_questions, chash + golds_key)
     run_dir = RunDir(opts.out, JOB, opts.run_id, payload, chash, opts.resume)
-    finished = finished_shards(run_dir, {s["shard_id"] for s in shards})
-    todo = [s for s in shards if s["shard_id"] not in finished]
-    progress = Progress(JOB, sum(len(s["rows"]) for s in shards), len(shards))
-    for data in finished.values():
-        progress.resume(data["rows_in"])
-
-    with timer("ray_init"):
-        ray_info = init_ray(opts.address, opts.num_cpus)
-
-    results: list[dict] = list(finished.values())
-    with timer("scan"):
-        progress.start()
-        kwargs = {"golds_key": golds_key, "golds_ref": [ray.put(golds)], "config": cfg.sensitivity(scorers), "partial_dir": run_dir.partial,
-                  "on_error": opts.on_error, "examples": cfg.examples}
-        results += scan_shards(JOB, [{"shard": json.dumps(s)} for s in todo], _map_shards, kwargs, run_dir, progress)
-        progress.emit()
+    scan = run_shards(
+        JOB, run_dir, opts, timer, [(s["shard_id"], {"shard": json.dumps(s)}) for s in shards],
+        sum(len(s["rows"]) for s in shards), _map_shards,
+        lambda: {"golds_key": golds_key, "golds_ref": [ray.put(golds)], "config": cfg.sensitivity(scorers),
+                 "partial_dir": run_dir.partial, "on_error": opts.on_error, "examples": cfg.examples},
+    )
+    results = scan.results
 
     with timer("aggregate"):
         # plan order, not completion order: the bootstrap numbers questions by first appearance,
@@ -308,7 +297,7 @@ def run(cfg: ScorersConfig, opts: RunOptions) -> str:
         write_text(run_dir.path("report.html"), render_scorers_report(summary))
 
     failed = [{"system": r["system"], "shard": r["shard_id"], "error": r["error"]} for r in results if r["status"] == "failed"]
-    manifest = base_manifest(JOB, run_dir.run_id, cfg, opts, chash, cfg.seed, timer, ray_info)
+    manifest = base_manifest(JOB, run_dir.run_id, cfg, opts, chash, cfg.seed, timer, scan.ray_info)
     manifest.update({
         "inputs": {"fingerprint": fingerprint(inputs), "files": [f.url for f in inputs]},
         "inventory": {"sha256": inventory_sha256()},
@@ -316,8 +305,8 @@ def run(cfg: ScorersConfig, opts: RunOptions) -> str:
                  "skipped_by_reason": {**({"multi_span_gold": sum(len(s.skipped) for s in sets)} if any(len(s.skipped) for s in sets) else {}),
                                        **({"failed_shard_rows": sum(r["rows_in"] for r in results if r["status"] == "failed")} if failed else {})},
                  "pairs": len(pairs)},
-        "shards": {"total": len(shards), "resumed": len(finished), "run": len(todo), "failed": failed},
-        "timings": {**timer.seconds, "wall_s": timer.wall(), "progress": progress.samples},
+        "shards": {"total": len(shards), "resumed": scan.resumed, "run": scan.run, "failed": failed},
+        "timings": {**timer.seconds, "wall_s": timer.wall(), "progress": scan.progress.samples},
         "outputs": {"variants": "variants.parquet/<shard_id>.parquet", "pairs": "pairs.parquet/<shard_id>.parquet"},
     })
     write_json(run_dir.path("manifest.json"), manifest)

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import pyarrow as pa
 import ray
 from fsspec.core import url_to_fs
 
+from jobs.config import RunOptions
+from jobs.manifest import StageTimer
 from jobs.progress import Progress
 from jobs.rundir import RunDir, read_json
+from jobs.runtime import init_ray
 
 
 class ShardError(RuntimeError):
@@ -71,3 +75,36 @@ def root_cause(exc: Exception) -> str:
         if marker in line:
             return line.split(marker, 1)[1]
     return str(exc)
+
+
+@dataclass
+class ShardScan:
+    """What a job needs after its scan: every shard's result and the facts for the manifest."""
+
+    results: list[dict]  # finished by an earlier attempt first, then this attempt's, as they came
+    resumed: int
+    run: int
+    progress: Progress
+    ray_info: dict
+
+
+def run_shards(job: str, run: RunDir, opts: RunOptions, timer: StageTimer, shards: list[tuple[str, dict]],
+               expected_rows: int | None, fn: Callable[..., pa.Table], make_kwargs: Callable[[], dict]) -> ShardScan:
+    """The scan every job shares: skip finished shards, start or join Ray, run the rest.
+
+    ``shards`` are (shard id, item) pairs; ``make_kwargs`` builds the worker arguments once Ray is
+    up (so it may ``ray.put`` large shared state such as a lexicon).
+    """
+    finished = finished_shards(run, {sid for sid, _ in shards})
+    todo = [item for sid, item in shards if sid not in finished]
+    progress = Progress(job, expected_rows, len(shards))
+    for data in finished.values():
+        progress.resume(data["rows_in"])
+    with timer("ray_init"):
+        ray_info = init_ray(opts.address, opts.num_cpus)
+    results = list(finished.values())
+    with timer("scan"):
+        progress.start()
+        results += scan_shards(job, todo, fn, make_kwargs(), run, progress)
+        progress.emit()
+    return ShardScan(results, len(finished), len(todo), progress, ray_info)
