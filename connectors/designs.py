@@ -25,8 +25,12 @@ def _join(base: str, name: str) -> str:
     return posixpath.join(base.rstrip("/"), name) if "://" in base else f"{base.rstrip('/')}/{name}"
 
 
-def read_design(run_dir: str) -> tuple[pd.DataFrame, DesignManifest, list[FileRef]]:
-    """The design rows, their manifest and the two files (for the estimate's input fingerprint)."""
+def read_design(run_dir: str, need_group: bool = False) -> tuple[pd.DataFrame, DesignManifest, list[FileRef]]:
+    """The design rows, their manifest and the two files (for the estimate's input fingerprint).
+
+    ``need_group``: the caller compares predicted groups with the design's, so a design built
+    without ``--group-column`` is an error here rather than a silently skipped table.
+    """
     table_url, manifest_url = _join(run_dir, DESIGN_FILE), _join(run_dir, MANIFEST_FILE)
     fs, path = url_to_fs(manifest_url)
     if not fs.exists(path):
@@ -38,4 +42,7 @@ def read_design(run_dir: str) -> tuple[pd.DataFrame, DesignManifest, list[FileRe
     with table_ref.open(compression=None) as fh:
         table = pq.read_table(fh)
     check_columns(table_url, table.column_names, list(DESIGN_COLUMNS))
+    if need_group and "group" not in table.column_names:
+        raise TargetError(f"{table_url}: column 'group' not found; comparing predicted groups needs a design built "
+                          "with --group-column")
     return table.to_pandas(), manifest, files

@@ -63,3 +63,8 @@ def fingerprint(files: list[FileRef]) -> str:
     for f in files:
         h.update(f"{f.url}\t{f.size}\t{f.stamp}\n".encode())
     return h.hexdigest()
+
+
+def describe(files: list[FileRef]) -> str:
+    """How a message names a multi-file input: the first file and how many more."""
+    return files[0].url if len(files) == 1 else f"{files[0].url} (+{len(files) - 1} more files)"

@@ -180,8 +180,13 @@ def plan_targets(paths: list[str], columns: TargetColumns, shard_rows: int = 1_0
     return TargetPlan(shards=shards, fingerprint=fingerprint(files), files=len(files))
 
 
-def read_columns(ref: FileRef, fmt: str, names: list[str], row_groups: tuple[int, ...] = ()) -> pa.Table:
-    """Only ``names`` from one file (or some of its row groups); a missing column names the file."""
+def read_columns(ref: FileRef, fmt: str, names: list[str], row_groups: tuple[int, ...] = (),
+                 newlines_in_values: bool = False) -> pa.Table:
+    """Only ``names`` from one file (or some of its row groups); a missing column names the file.
+
+    ``newlines_in_values`` lets quoted CSV values span lines (raw LLM responses, reasoning traces);
+    it is off by default because it slows the multi-threaded parse of large target tables.
+    """
     available, _, _ = _schema_names(ref, fmt)
     check_columns(ref.url, available, names)
     if fmt == "parquet":
@@ -191,7 +196,8 @@ def read_columns(ref: FileRef, fmt: str, names: list[str], row_groups: tuple[int
             return pf.read_row_groups(groups, columns=names, use_threads=False)
     with ref.open() as fh:
         if fmt == "csv":
-            return pcsv.read_csv(fh, convert_options=pcsv.ConvertOptions(include_columns=names))
+            return pcsv.read_csv(fh, parse_options=pcsv.ParseOptions(newlines_in_values=newlines_in_values),
+                                 convert_options=pcsv.ConvertOptions(include_columns=names))
         return pjson.read_json(fh).select(names)
 
 

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 # Each module adds its subcommand(s) with ``add_parser(sub)`` and sets ``run`` on them.
 JOB_CLIS = ("jobs.geo_cli", "jobs.conventions_cli", "jobs.scorers_cli", "jobs.docs_cli", "jobs.coreset_cli")
 # Two-word commands that map onto one subcommand name.
-ALIASES = {("geo", "lexicon"): "geo-lexicon", ("docs", "template"): "docs-template", ("coreset", "build"): "coreset-build", ("coreset", "estimate"): "coreset-estimate", ("coreset", "study"): "coreset-study"}
+ALIASES = {("geo", "lexicon"): "geo-lexicon", ("docs", "template"): "docs-template", ("coreset", "build"): "coreset-build", ("coreset", "estimate"): "coreset-estimate", ("coreset", "study"): "coreset-study", ("coreset", "traces"): "coreset-traces"}
 
 
 def build_parser() -> argparse.ArgumentParser:

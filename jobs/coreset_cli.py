@@ -1,4 +1,4 @@
-"""``benchaudit coreset build|estimate|study``: command-line options (parsed here, validated by the configs)."""
+"""``benchaudit coreset build|estimate|study|traces``: command-line options (parsed here, validated by the configs)."""
 from __future__ import annotations
 
 import argparse
@@ -11,7 +11,8 @@ and estimate its full-table precision, recall and F1 with Horvitz-Thompson weigh
 
   benchaudit coreset build     draw a design from a target table (id, label, scorer probabilities), on Ray
   benchaudit coreset estimate  full-table metrics of models whose predictions cover the design
-  benchaudit coreset study     compare samplers over repeated draws on a fully labelled table, on Ray"""
+  benchaudit coreset study     compare samplers over repeated draws on a fully labelled table, on Ray
+  benchaudit coreset traces    audit reasoning traces with regex rubric steps by correct/incorrect verdict"""
 
 
 def _floats(value: str) -> list[float]:
@@ -19,16 +20,17 @@ def _floats(value: str) -> list[float]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    top = sub.add_parser("coreset", help="HT-Coreset: build | estimate | study (see 'benchaudit coreset build --help')",
+    top = sub.add_parser("coreset", help="HT-Coreset: build | estimate | study | traces (see 'benchaudit coreset build --help')",
                          description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     top.set_defaults(run=lambda args: _usage(top))
     _add_build(sub)
     _add_estimate(sub)
     _add_study(sub)
+    _add_traces(sub)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
-    """'benchaudit coreset' alone: show the three commands."""
+    """'benchaudit coreset' alone: show the four commands."""
     parser.print_help()
     return 2
 
@@ -70,8 +72,9 @@ def _add_estimate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("coreset-estimate", help="full-table metrics from predictions on a design (also: 'benchaudit coreset estimate')",
                        description="Join prediction files to a design by id and estimate HT precision, recall (exact), F1, lift "
                                    "and FP with linearised SEs, conservative hypergeometric intervals, the unweighted subset "
-                                   "values side by side, the predict-all floor, and paired contrasts between predictors. "
-                                   "Runs on the driver (the design is small).")
+                                   "values side by side, the predict-all floor, and paired contrasts between predictors; "
+                                   "recall by group, macro-F1 of the group named for detected positives, and a failure "
+                                   "taxonomy per model. Runs on the driver without Ray (the design is small).")
     p.add_argument("--design", required=True, metavar="RUN_DIR", help="run directory of 'benchaudit coreset build'")
     p.add_argument("--predictions", action="append", required=True, metavar="NAME=PATH",
                    help="a predictor's CSV/Parquet/JSONL file(s); repeat the same NAME for sharded outputs, another NAME "
@@ -83,11 +86,52 @@ def _add_estimate(sub: argparse._SubParsersAction) -> None:
                    help="a missing prediction (nothing returned, unparsable) is an error (default) or counted as negative")
     p.add_argument("--alpha", type=float, default=0.05, help="1 - coverage of the conservative intervals (default 0.05)")
     p.add_argument("--metrics", default="precision,recall,f1,lift,fp", help="comma-separated metrics")
+    d = p.add_argument_group("diagnostics (optional columns: in every file of a predictor or in none)")
+    d.add_argument("--group-column", help="group (typology) the model names for a positive verdict; with a design built "
+                                          "with --group-column gives macro-F1 among detected positives and wrong_group")
+    d.add_argument("--response-column", help="raw model output: null or blank = no response; text with an empty "
+                                             "prediction = unparsable; gives the failure taxonomy per model")
+    _driver_run_options(p)
+    p.set_defaults(run=_run_estimate)
+
+
+def _driver_run_options(p: argparse.ArgumentParser) -> None:
+    """--out and --run-id only: jobs on the driver have no Ray address, CPUs or shards to skip."""
     g = p.add_argument_group("running")
     for name in ("out", "run_id"):
         field = RunOptions.model_fields[name]
         g.add_argument("--" + name.replace("_", "-"), default=field.default, help=field.description)
-    p.set_defaults(run=_run_estimate)
+
+
+def _add_traces(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("coreset-traces", help="audit reasoning traces with regex rubric steps (also: 'benchaudit coreset traces')",
+                       description="Check every trace against a rubric of named regex steps and report, per model and "
+                                   "step, the pass rate among correct and among incorrect verdicts; write an "
+                                   "outcome-stratified sample (up to N correct and N incorrect traces per model, by seeded "
+                                   "hash key) for reading or rating; with --ratings, agreement between raters or judges "
+                                   "(Fleiss' kappa, pairwise Cohen's kappa). Small data: runs on the driver, no Ray needed.")
+    p.add_argument("--rubric", required=True, metavar="FILE",
+                   help="YAML/JSON: {description: ..., steps: [{name: ..., pattern: <regex>, ignore_case: true}]}")
+    g = p.add_argument_group("traces")
+    g.add_argument("--traces", action="append", required=True, metavar="PATH",
+                   help="CSV/Parquet/JSONL file(s), one row per (id, model); repeat for several")
+    g.add_argument("--id-column", default="id", help="id column of traces, predictions and ratings (default id)")
+    g.add_argument("--model-column", default="model", help="model column of traces and ratings (default model)")
+    g.add_argument("--trace-column", default="trace", help="trace text column (default trace)")
+    v = p.add_argument_group("verdicts: a column of the traces, or joined from a design and predictions")
+    v.add_argument("--verdict-column", help="correct/incorrect, true/false or 1/0 (1 = correct)")
+    v.add_argument("--design", metavar="RUN_DIR", help="run directory of 'benchaudit coreset build' (the labels)")
+    v.add_argument("--predictions", action="append", default=[], metavar="NAME=PATH",
+                   help="a model's prediction file(s), NAME as in the model column; correct = prediction equals the "
+                        "label; an empty prediction is incorrect")
+    v.add_argument("--prediction-column", default="prediction", help="0/1 prediction column (default prediction)")
+    r = p.add_argument_group("sample and agreement")
+    r.add_argument("--per-outcome", type=int, default=20, help="traces per verdict and model in the sample (default 20)")
+    r.add_argument("--seed", type=int, default=0, help="hash-key seed of the sample (default 0)")
+    r.add_argument("--ratings", metavar="FILE", help="one row per rated trace (id, model) and one column per rater")
+    r.add_argument("--rater-columns", help="comma-separated rater columns (default: every other column)")
+    _driver_run_options(p)
+    p.set_defaults(run=_run_traces)
 
 
 def _add_study(sub: argparse._SubParsersAction) -> None:
@@ -149,11 +193,25 @@ def _run_estimate(args: argparse.Namespace) -> int:
 
     cfg = EstimateConfig(
         design=args.design, predictors=_predictors(args.predictions), id_column=args.id_column,
-        prediction_column=args.prediction_column, run_column=args.run_column, missing=args.missing, alpha=args.alpha,
-        metrics=split_list(args.metrics) or [],
+        prediction_column=args.prediction_column, run_column=args.run_column, group_column=args.group_column,
+        response_column=args.response_column, missing=args.missing, alpha=args.alpha, metrics=split_list(args.metrics) or [],
     )
     out = run(cfg, RunOptions(out=args.out, run_id=args.run_id))
     print(f"estimates: {out}/estimates.csv\nreport: {out}/report.html\nsummary: {out}/summary.json")
+    return 0
+
+
+def _run_traces(args: argparse.Namespace) -> int:
+    from jobs.coreset_traces import TracesConfig, run
+
+    cfg = TracesConfig(
+        rubric=args.rubric, traces=args.traces, id_column=args.id_column, model_column=args.model_column,
+        trace_column=args.trace_column, verdict_column=args.verdict_column, design=args.design,
+        predictors=_predictors(args.predictions), prediction_column=args.prediction_column, ratings=args.ratings,
+        rater_columns=split_list(args.rater_columns), per_outcome=args.per_outcome, seed=args.seed,
+    )
+    out = run(cfg, RunOptions(out=args.out, run_id=args.run_id))
+    print(f"trace audit: {out}/trace_audit.csv\nsample: {out}/trace_sample.csv\nreport: {out}/report.html")
     return 0
 
 

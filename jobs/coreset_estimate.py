@@ -1,7 +1,8 @@
 """``benchaudit coreset estimate``: full-table metrics of models scored only on a coreset.
 
 Wiring only: ``connectors.designs`` reads the design a build wrote, ``connectors.predictions``
-reads each predictor's files, ``audit.sampling`` aligns, estimates and contrasts. Runs on the
+reads each predictor's files, ``audit.sampling`` aligns, estimates and contrasts, and
+``jobs.coreset_diagnostics`` adds recall and macro-F1 by group and the failure taxonomy. Runs on the
 driver without Ray: a design is small by construction (a few thousand to a few hundred thousand
 rows), and reading it plus the predictions costs less than starting Ray.
 """
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from audit.sampling import strata as st
 from audit.sampling.design import DesignManifest
-from audit.sampling.diagnostics import detection_decomposition, group_recall
+from audit.sampling.diagnostics import failure_taxonomy
 from audit.sampling.estimate import (
     StrataSample,
     estimate,
@@ -30,8 +31,9 @@ from audit.sampling.estimate import (
 from audit.sampling.metrics import METRICS
 from audit.sampling.validate import align_predictions
 from connectors.designs import read_design
-from connectors.predictions import PredictionColumns, Predictions, read_predictions
+from connectors.predictions import PredictionColumns, Predictions, read_all_predictions
 from jobs.config import RunOptions, config_hash
+from jobs.coreset_diagnostics import diagnose, records
 from jobs.manifest import StageTimer, base_manifest
 from jobs.rundir import RunDir, write_json, write_parquet, write_text
 
@@ -58,6 +60,8 @@ class EstimateConfig(BaseModel):
     id_column: str = "id"
     prediction_column: str = "prediction"
     run_column: str | None = None
+    group_column: str | None = None
+    response_column: str | None = None
     missing: Literal["error", "negative"] = "error"
     alpha: float = Field(0.05, gt=0, lt=1)
     metrics: list[str] = Field(default_factory=lambda: list(METRICS))
@@ -73,11 +77,8 @@ class EstimateConfig(BaseModel):
         return self
 
     def columns(self) -> PredictionColumns:
-        return PredictionColumns(self.id_column, self.prediction_column, self.run_column)
-
-
-def _records(frame: pd.DataFrame) -> list[dict]:
-    return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()} for row in frame.to_dict("records")]
+        return PredictionColumns(self.id_column, self.prediction_column, self.run_column, self.group_column,
+                                 self.response_column)
 
 
 def _sparse_strata(s: StrataSample, names: tuple[str, ...]) -> list[dict]:
@@ -93,75 +94,62 @@ def _sparse_strata(s: StrataSample, names: tuple[str, ...]) -> list[dict]:
             for h in np.flatnonzero(sampled) if sums[h].min() < SPARSE_COUNT]
 
 
-def _diagnostics(design: pd.DataFrame, manifest: DesignManifest, values: np.ndarray) -> dict:
-    """Per-group recall (exact: positives are a census) and the error split against the construction scorer."""
-    labels = design["label"].to_numpy(bool)
-    k = values.shape[1]
-    out: dict = {}
-    if "group" in design.columns:
-        per_run = [group_recall(labels, values[:, j], design["group"].to_numpy()) for j in range(k)]
-        table = per_run[0][["group", "n_positives"]].copy()
-        table["recall"] = np.mean([r["recall"].to_numpy() for r in per_run], axis=0)
-        out["group_recall"] = _records(table)
-    if "score" in design.columns:
-        reference = design["score"].to_numpy() >= manifest.tau
-        out["versus_construction_scorer"] = _records(detection_decomposition(
-            np.repeat(labels, k), values.ravel(), np.repeat(reference, k), np.repeat(design["score"].to_numpy(), k),
-            weights=np.repeat(design["w"].to_numpy() / k, k),
-        ))
-    return out
-
-
 def evaluate(cfg: EstimateConfig, design: pd.DataFrame, manifest: DesignManifest,
-             predictors: list[Predictions]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Estimates (one row per predictor and metric), paired contrasts, and per-predictor details."""
+             predictors: list[Predictions]) -> tuple[pd.DataFrame, pd.DataFrame, dict, pd.DataFrame]:
+    """Estimates (one row per predictor and metric), paired contrasts, per-predictor details, failure taxonomy."""
     samples: dict[str, StrataSample] = {}
-    rows, details = [], {}
+    rows, details, categories = [], {}, {}
     for pred in predictors:
-        aligned = align_predictions(design["id"].to_numpy(), pred.ids, pred.values, cfg.id_column, pred.source)
+        order = align_predictions(design["id"].to_numpy(), pred.ids, np.arange(len(pred.ids)), cfg.id_column, pred.source)
+        aligned = pred.values[order]
         s = strata_sample(design, manifest, aligned, pred.source, run_columns=pred.runs)
         samples[pred.name] = s
         table = estimate(s, cfg.alpha, tuple(cfg.metrics))
         table.insert(0, "predictor", pred.name)
         rows.append(table)
+        diagnostics = diagnose(design, manifest, pred, order)
+        if diagnostics.categories is not None:
+            categories[pred.name] = diagnostics.categories
         details[pred.name] = {
             "source": pred.source, "runs": list(pred.runs), "missing_counted_negative": pred.missing_as_negative,
-            "confusion": _records(ht_confusion(s)), "sparse_strata": _sparse_strata(s, manifest.strata),
-            **_diagnostics(design, manifest, aligned.astype(bool)),
+            "confusion": records(ht_confusion(s)), "sparse_strata": _sparse_strata(s, manifest.strata),
+            **diagnostics.tables, "diagnostics_skipped": diagnostics.skipped,
         }
     contrasts = [
         {"a": a, "b": b, **asdict(paired_contrast(samples[a], samples[b], metric, cfg.alpha))}
         for a, b in combinations(samples, 2) for metric in cfg.metrics
     ]
-    return pd.concat(rows, ignore_index=True), pd.DataFrame(contrasts), details
+    return pd.concat(rows, ignore_index=True), pd.DataFrame(contrasts), details, failure_taxonomy(categories)
 
 
 def run(cfg: EstimateConfig, opts: RunOptions) -> str:
     """Estimate every predictor on the design; returns the final run directory."""
     timer = StageTimer()
     with timer("read"):
-        design, manifest, design_files = read_design(cfg.design)
-        predictors = [read_predictions(p.name, p.paths, cfg.columns(), cfg.missing) for p in cfg.predictors]
+        design, manifest, design_files = read_design(cfg.design, need_group=cfg.group_column is not None)
+        predictors = read_all_predictions([(p.name, p.paths) for p in cfg.predictors], cfg.columns(), cfg.missing)
     payload = {"config": cfg.model_dump(), "design": {f.url: f.stamp for f in design_files},
                "predictions": {p.name: p.fingerprint for p in predictors}}
     chash = config_hash(payload)
     run_dir = RunDir(opts.out, JOB, opts.run_id, payload, chash, opts.resume)
     with timer("estimate"):
-        estimates, contrasts, details = evaluate(cfg, design, manifest, predictors)
+        estimates, contrasts, details, taxonomy = evaluate(cfg, design, manifest, predictors)
     n_total, n_pos = int(sum(manifest.population)), int(manifest.population[st.POSITIVE])
     summary = {
         "job": JOB, "run_id": run_dir.run_id, "design": cfg.design, "alpha": cfg.alpha,
         "targets": n_total, "positives": n_pos, "prevalence": n_pos / n_total, "coreset_rows": len(design),
         "strata": [{"stratum": s, "population": int(big_n), "sample": int(n)}
                    for s, big_n, n in zip(manifest.strata, manifest.population, manifest.sample)],
-        "estimates": _records(estimates), "contrasts": _records(contrasts), "predictors": details,
-        "sparse_count": SPARSE_COUNT,
+        "estimates": records(estimates), "contrasts": records(contrasts), "predictors": details,
+        "failure_taxonomy": records(taxonomy), "sparse_count": SPARSE_COUNT,
     }
     with timer("write"):
         write_parquet(run_dir.path("estimates.parquet"), pa.Table.from_pandas(estimates, preserve_index=False))
         write_text(run_dir.path("estimates.csv"), estimates.to_csv(index=False))
         if len(contrasts):
             write_text(run_dir.path("contrasts.csv"), contrasts.to_csv(index=False))
+        if len(taxonomy):
+            write_text(run_dir.path("failure_taxonomy.csv"), taxonomy.to_csv(index=False))
         write_json(run_dir.path("summary.json"), summary)
         from jobs.report_coreset import render_estimate_report
 

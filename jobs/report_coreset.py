@@ -1,6 +1,7 @@
 """HT-Coreset reports (build, estimate, study): every number comes from summary.json."""
 from __future__ import annotations
 
+from audit.sampling.diagnostics import FAILURE_CATEGORIES
 from jobs.html import bar_chart, esc, fmt, page, pct, table
 
 SAMPLER_NOTE = (
@@ -15,6 +16,14 @@ READING_NOTE = (
     "Bonferroni over strata × runs × comparisons), covering at least 95% for each cell on its own. "
     "Run SD is the spread between runs (seeds) of one model, never mixed into the SE. The unweighted subset "
     "column is what the coreset rows say without weights: not an estimate of the full table."
+)
+
+TAXONOMY_NOTE = (
+    "Each (row, run) falls in one category: correct; over_prediction (positive verdict on a negative); "
+    "under_prediction (negative verdict on a positive); wrong_group (a detected positive attributed to another "
+    "group); no_response (nothing came back: null or blank raw response); unparsable (text came back but no "
+    "verdict was parsed). Counts describe the coreset rows the model saw; negatives are over-represented there, "
+    "so they are not full-table rates."
 )
 
 
@@ -97,12 +106,29 @@ def render_estimate_report(summary: dict) -> str:
             body.append("<h3>Recall by group (exact)</h3>" + table(
                 ["group", "positives", "recall"],
                 [[esc(g["group"]), g["n_positives"], pct(g["recall"])] for g in detail["group_recall"]]))
+        if detail.get("group_f1"):
+            g = detail["group_f1"]
+            body.append(f"<h3>Group named for detected positives</h3><p class=note>Macro-F1 {fmt(g['macro_f1'])} "
+                        f"(run average; per run {esc(', '.join(f'{r}: {fmt(v)}' for r, v in g['macro_f1_by_run'].items()))}). Rows: positives the model detected; "
+                        f"'(none)': no group named, scored like a hallucinated group.</p>" + table(
+                ["run", "group", "true", "named", "precision", "recall", "F1"],
+                [[esc(r["run"]), esc(r["group"]), r["support"], r["predicted"], pct(r["precision"]), pct(r["recall"]),
+                  fmt(r["f1"])] for r in g["groups"]]))
         if detail.get("versus_construction_scorer"):
             body.append("<h3>Against the construction scorer (HT-weighted, run average)</h3>" + table(
                 ["cell", "targets", "positives", "negatives", "mean scorer probability"],
                 [[esc(c["cell"]), fmt(c["n"], 1), fmt(c["n_positive"], 1), fmt(c["n_negative"], 1),
                   fmt(c["mean_reference_score"])] for c in detail["versus_construction_scorer"]]))
+        if detail["diagnostics_skipped"]:
+            body.append("<p class=note>Skipped: " + "; ".join(f"{esc(k)} ({esc(v)})" for k, v in
+                                                                detail["diagnostics_skipped"].items()) + ".</p>")
         body.append("</section>")
+    if summary["failure_taxonomy"]:
+        body.append("<h2>Failure taxonomy (coreset rows × runs, unweighted)</h2>"
+                    f"<p class=note>{esc(TAXONOMY_NOTE)}</p>" + table(
+                        ["predictor", "rows", *FAILURE_CATEGORIES],
+                        [[esc(r["model"]), r["n"], *(f"{r[c]:,} ({pct(r[c + '_share'])})" for c in FAILURE_CATEGORIES)]
+                         for r in summary["failure_taxonomy"]]))
     f1 = [r for r in summary["estimates"] if r["metric"] == "f1"]
     if f1:
         body.append('<div class="flex">')

@@ -57,6 +57,24 @@ def group_f1(true_groups: np.ndarray, predicted_groups: np.ndarray) -> tuple[pd.
     return table, float(table["f1"].mean()) if len(table) else float("nan")
 
 
+NO_GROUP = "(none)"
+
+
+def detected_group_f1(
+    labels: np.ndarray, detected: np.ndarray, true_groups: np.ndarray, predicted_groups: np.ndarray
+) -> tuple[pd.DataFrame, float]:
+    """``group_f1`` over the detected positives (label 1, verdict 1): did the model name the right group?
+
+    Why only those rows: a missed positive names no group and a false alarm has no true group; both
+    already count against recall and precision. A detected positive whose predicted group is null
+    gets the group ``NO_GROUP``, which enters the macro average with F1 0 like a hallucinated group
+    (as a macro average over the union of true and predicted labels does).
+    """
+    rows = np.asarray(labels, dtype=bool) & np.asarray(detected, dtype=bool)
+    named = pd.Series(np.asarray(predicted_groups, dtype=object)[rows], dtype=object)
+    return group_f1(np.asarray(true_groups, dtype=object)[rows], named.where(named.notna(), NO_GROUP).to_numpy())
+
+
 def detection_decomposition(
     labels: np.ndarray,
     model: np.ndarray,

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from audit.sampling.diagnostics import (
+    detected_group_f1,
     detection_decomposition,
     failure_categories,
     failure_taxonomy,
@@ -68,3 +69,16 @@ def test_failure_taxonomy_separates_no_response_from_unparsable():
     t = failure_taxonomy({"m1": cats}).iloc[0]
     assert t["n"] == 7 and t["no_response"] == 2 and t["unparsable"] == 1
     assert t["correct_share"] == pytest.approx(1 / 7)
+
+
+def test_detected_group_f1_scores_detected_positives_and_names_a_missing_group():
+    labels = np.array([1, 1, 1, 0, 1])
+    detected = np.array([1, 1, 0, 1, 1])
+    true = np.array(["a", "a", "b", None, "b"], dtype=object)
+    pred = np.array(["a", "b", "a", "a", None], dtype=object)
+    t, macro = detected_group_f1(labels, detected, true, pred)
+    t = t.set_index("group")
+    # rows 0, 1, 4: a->a, a->b, b->(none); a: F1 2/3; b: tp 0 of pred 1, true 1 -> 0; (none): 0
+    assert list(t.index) == ["(none)", "a", "b"] and t.loc["a", "f1"] == pytest.approx(2 / 3)
+    assert t.loc["(none)", "predicted"] == 1 and t.loc["(none)", "support"] == 0
+    assert macro == pytest.approx(2 / 9)
