@@ -1,7 +1,6 @@
 """Vectorised clustered bootstrap against a naive per-replicate loop on the same draws."""
 
 import itertools
-import time
 
 import numpy as np
 import pandas as pd
@@ -138,14 +137,12 @@ def test_degenerate_cases():
         BootstrapConfig(n_replicates=0)
 
 
-def test_default_seed_and_speed_10k_replicates_1k_questions():
+def test_default_seed_10k_replicates_1k_questions():
+    """Defaults as the issue asks (speed is measured by bench/bench_scorers.py, not here)."""
     rng = np.random.default_rng(0)
     clusters = np.repeat(np.arange(1000), 4)
     values = rng.normal(size=clusters.size)
-    start = time.perf_counter()
     result = cluster_bootstrap_mean(values, clusters)
-    elapsed = time.perf_counter() - start
     assert (result.n_replicates, result.seed, result.n_clusters) == (10_000, 2026, 1000)
-    assert elapsed < 5.0, f"bootstrap took {elapsed:.2f} s"
     # same seed, same interval
     assert cluster_bootstrap_mean(values, clusters) == result
