@@ -16,20 +16,15 @@ import pandas as pd
 
 from audit.sampling.design import DesignManifest
 from audit.sampling.diagnostics import (
-    detected_group_f1,
+    detected_group_f1_over_runs,
     detection_decomposition,
     failure_categories,
-    group_recall,
+    group_recall_over_runs,
 )
 from connectors.predictions import Predictions
+from jobs.summaries import finite, records
 
 NO_GROUP_COLUMN = "no predicted-group column (--group-column) in its files"
-
-
-def records(frame: pd.DataFrame) -> list[dict]:
-    """JSON-ready rows: NaN becomes None (JSON has no NaN)."""
-    return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
-            for row in frame.to_dict("records")]
 
 
 @dataclass
@@ -39,20 +34,6 @@ class PredictorDiagnostics:
     tables: dict = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     categories: np.ndarray | None = None
-
-
-def _group_f1(labels: np.ndarray, values: np.ndarray, true_groups: np.ndarray, groups: np.ndarray,
-              runs: tuple[str, ...]) -> dict:
-    """Per run, then the run average of macro-F1 (runs may name different sets of groups)."""
-    tables, macros = [], {}
-    for j, run in enumerate(runs):
-        table, macro = detected_group_f1(labels, values[:, j], true_groups, groups[:, j])
-        tables.append(table.assign(run=run))
-        macros[run] = macro
-    finite = [m for m in macros.values() if not np.isnan(m)]
-    return {"macro_f1": float(np.mean(finite)) if finite else None,
-            "macro_f1_by_run": {r: (None if np.isnan(m) else m) for r, m in macros.items()},
-            "groups": records(pd.concat(tables, ignore_index=True))}
 
 
 def diagnose(design: pd.DataFrame, manifest: DesignManifest, pred: Predictions, order: np.ndarray) -> PredictorDiagnostics:
@@ -66,14 +47,13 @@ def diagnose(design: pd.DataFrame, manifest: DesignManifest, pred: Predictions, 
     if true_groups is None:
         out.skipped["group_recall"] = "the design has no group column (build it with --group-column)"
     else:
-        per_run = [group_recall(labels, values[:, j], true_groups) for j in range(k)]
-        table = per_run[0][["group", "n_positives"]].copy()
-        table["recall"] = np.mean([r["recall"].to_numpy() for r in per_run], axis=0)
-        out.tables["group_recall"] = records(table)
+        out.tables["group_recall"] = records(group_recall_over_runs(labels, values, true_groups))
     if groups is None:
         out.skipped["group_f1"] = NO_GROUP_COLUMN
     else:  # a predicted-group column implies a design group: read_design(need_group=True) checked it
-        out.tables["group_f1"] = _group_f1(labels, values, true_groups, groups, pred.runs)
+        table, by_run, macro = detected_group_f1_over_runs(labels, values, true_groups, groups, pred.runs)
+        out.tables["group_f1"] = {"macro_f1": finite(macro), "macro_f1_by_run": {r: finite(m) for r, m in by_run.items()},
+                                  "groups": records(table)}
     if "score" in design.columns:
         reference = design["score"].to_numpy() >= manifest.tau
         out.tables["versus_construction_scorer"] = records(detection_decomposition(

@@ -33,9 +33,10 @@ from audit.sampling.validate import align_predictions
 from connectors.designs import read_design
 from connectors.predictions import PredictionColumns, Predictions, read_all_predictions
 from jobs.config import RunOptions, config_hash
-from jobs.coreset_diagnostics import diagnose, records
+from jobs.coreset_diagnostics import diagnose
 from jobs.manifest import StageTimer, base_manifest
 from jobs.rundir import RunDir, write_json, write_parquet, write_text
+from jobs.summaries import records
 
 JOB = "coreset-estimate"
 SPARSE_COUNT = 5  # positive predictions in a sampled stratum below which the linearised SE is not to be trusted

@@ -35,6 +35,7 @@ from jobs.manifest import StageTimer, base_manifest
 from jobs.progress import Progress
 from jobs.rundir import RunDir, write_json, write_parquet, write_text
 from jobs.runtime import init_ray
+from jobs.summaries import records
 
 JOB = "coreset-study"
 
@@ -124,10 +125,6 @@ def rmse_ranking(summary: pd.DataFrame, metric: str = "f1") -> list[dict]:
     return out
 
 
-def _records(frame: pd.DataFrame) -> list[dict]:
-    return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()} for row in frame.to_dict("records")]
-
-
 def run(cfg: StudyJobConfig, opts: RunOptions) -> str:
     """Write the protocol, run the study, write the sampler-study table; returns the run directory."""
     timer = StageTimer()
@@ -172,7 +169,7 @@ def run(cfg: StudyJobConfig, opts: RunOptions) -> str:
         "job": JOB, "run_id": run_dir.run_id, "dataset": cfg.dataset, "protocol_sha256": hashlib.sha256(
             json.dumps(protocol, sort_keys=True, default=str).encode()).hexdigest(),
         "cases": protocol["cases"], "draws": cfg.draws, "alpha": cfg.alpha,
-        "table": _records(summary_table), "f1_rmse_ranking": rmse_ranking(summary_table),
+        "table": records(summary_table), "f1_rmse_ranking": rmse_ranking(summary_table),
     }
     with timer("write"):
         write_parquet(run_dir.path("sampler_study.parquet"), pa.Table.from_pandas(summary_table, preserve_index=False))

@@ -28,10 +28,10 @@ from connectors.traces import (
     read_traces,
 )
 from jobs.config import RunOptions, config_hash
-from jobs.coreset_diagnostics import records
 from jobs.coreset_estimate import PredictorConfig
 from jobs.manifest import StageTimer, base_manifest
 from jobs.rundir import RunDir, write_json, write_text
+from jobs.summaries import records
 
 JOB = "coreset-traces"
 

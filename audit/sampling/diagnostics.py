@@ -75,6 +75,34 @@ def detected_group_f1(
     return group_f1(np.asarray(true_groups, dtype=object)[rows], named.where(named.notna(), NO_GROUP).to_numpy())
 
 
+def group_recall_over_runs(labels: np.ndarray, detected: np.ndarray, groups: np.ndarray) -> pd.DataFrame:
+    """``group_recall`` of several prediction runs (columns of ``detected``), recall averaged over runs.
+
+    Positives are a census, so every run sees the same groups and sizes; only detection varies.
+    """
+    detected = np.asarray(detected, dtype=bool).reshape(len(labels), -1)
+    per_run = [group_recall(labels, detected[:, j], groups) for j in range(detected.shape[1])]
+    table = per_run[0][["group", "n_positives"]].copy()
+    table["recall"] = np.mean([r["recall"].to_numpy() for r in per_run], axis=0)
+    return table
+
+
+def detected_group_f1_over_runs(labels: np.ndarray, detected: np.ndarray, true_groups: np.ndarray,
+                                predicted_groups: np.ndarray, runs: tuple[str, ...]) -> tuple[pd.DataFrame, dict[str, float], float]:
+    """``detected_group_f1`` per run: (per-group rows with a ``run`` column, macro-F1 by run, their mean).
+
+    Runs may name different sets of groups, so macro-F1 is averaged over runs, not pooled; a run
+    with no detected positive (macro-F1 undefined) is left out of the mean.
+    """
+    tables, macros = [], {}
+    for j, run in enumerate(runs):
+        table, macro = detected_group_f1(labels, detected[:, j], true_groups, predicted_groups[:, j])
+        tables.append(table.assign(run=run))
+        macros[run] = macro
+    finite = [m for m in macros.values() if not np.isnan(m)]
+    return pd.concat(tables, ignore_index=True), macros, float(np.mean(finite)) if finite else float("nan")
+
+
 def detection_decomposition(
     labels: np.ndarray,
     model: np.ndarray,

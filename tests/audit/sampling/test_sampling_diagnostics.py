@@ -82,3 +82,18 @@ def test_detected_group_f1_scores_detected_positives_and_names_a_missing_group()
     assert list(t.index) == ["(none)", "a", "b"] and t.loc["a", "f1"] == pytest.approx(2 / 3)
     assert t.loc["(none)", "predicted"] == 1 and t.loc["(none)", "support"] == 0
     assert macro == pytest.approx(2 / 9)
+
+
+def test_group_diagnostics_over_runs_by_hand():
+    from audit.sampling.diagnostics import detected_group_f1_over_runs, group_recall_over_runs
+
+    labels = np.array([1, 1, 1, 0])
+    groups = np.array(["a", "a", "b", None], dtype=object)
+    detected = np.array([[1, 0], [1, 1], [0, 1], [1, 1]])
+    table = group_recall_over_runs(labels, detected, groups)
+    assert table.to_dict("list") == {"group": ["a", "b"], "n_positives": [2, 1], "recall": [0.75, 0.5]}
+    named = np.array([["a", "b"], ["a", "a"], [None, "b"], ["a", "a"]], dtype=object)
+    rows, by_run, mean = detected_group_f1_over_runs(labels, detected, groups, named, ("r1", "r2"))
+    # run 1: detected positives 0,1 both named a correctly -> groups {a}: F1 1 -> macro 1
+    # run 2: detected positives 1 (a, named a) and 2 (b, named b) -> macro 1
+    assert by_run == {"r1": 1.0, "r2": 1.0} and mean == 1.0 and set(rows["run"]) == {"r1", "r2"}
