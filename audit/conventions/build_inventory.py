@@ -1,10 +1,10 @@
 """Regenerate the shipped American <-> other spelling inventory from the public lists.
 
 The runtime never reads the source lists: it loads the derived CSV in
-``audit/conventions/data/``. This script is how that CSV was made, so a reviewer can audit every
-rule and rerun it when the lists change::
+``audit/conventions/data/``. These pure rules are how that CSV was made, so a reviewer can audit
+every one; ``connectors/spelling_sources.py`` reads the lists and rewrites the CSV::
 
-    python -m audit.conventions.build_inventory --data-dir ../shared/data
+    python -m connectors.spelling_sources --data-dir ../shared/data
 
 Rules (why each exists is in ``data/SOURCES.md``):
 
@@ -27,16 +27,10 @@ Rules (why each exists is in ``data/SOURCES.md``):
 """
 from __future__ import annotations
 
-import argparse
-import csv
-import json
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-
-DATA_DIR = Path(__file__).resolve().parent / "data"
-INVENTORY_FILE = "spelling_inventory.csv"
 
 _TAG = re.compile(r"^([ABZCD_])([vV.\-x]?)(\d?)$")
 _WORD = re.compile(r"^[a-z]+$")
@@ -100,20 +94,13 @@ def parse_varcon(lines: list[str]) -> tuple[dict[tuple[str, str], int], dict[str
     return pairs, tags
 
 
-def read_breame(folder: Path) -> set[tuple[str, str]]:
-    """Both breame directions as (american, british) pairs."""
-    pairs = set()
-    for name in ("american_to_british_spellings.csv", "british_to_american_spellings.csv"):
-        with open(folder / name, newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                pairs.add((row["american"].strip().lower(), row["british"].strip().lower()))
-    return pairs
+def breame_pairs(rows: Iterable[dict[str, str]]) -> set[tuple[str, str]]:
+    """breame rows (both directions, columns american and british) as (american, british) pairs."""
+    return {(row["american"].strip().lower(), row["british"].strip().lower()) for row in rows}
 
 
-def read_hyperreality(folder: Path) -> set[tuple[str, str]]:
-    """Both hyperreality spelling maps as (american, british) pairs."""
-    american = json.loads((folder / "american_spellings.json").read_text(encoding="utf-8"))
-    british = json.loads((folder / "british_spellings.json").read_text(encoding="utf-8"))
+def hyperreality_pairs(american: dict[str, str], british: dict[str, str]) -> set[tuple[str, str]]:
+    """Both hyperreality spelling maps ({american: british}, {british: american}) as pairs."""
     pairs = {(a.lower(), b.lower()) for a, b in american.items()}
     return pairs | {(a.lower(), b.lower()) for b, a in british.items()}
 
@@ -128,16 +115,13 @@ def _headwords(entries: dict[str, str]) -> list[tuple[str, str]]:
     ]
 
 
-def read_lexical_glosses(folder: Path) -> set[tuple[str, str]]:
+def lexical_gloss_pairs(american_only: dict[str, str], british_only: dict[str, str]) -> set[tuple[str, str]]:
     """(american, british) vocabulary pairs from ``(US: x)``/``(UK: x)`` glosses (rule 6).
 
     A pair is kept only when the gloss's partner is itself a headword of the other dialect
     list: the glosses alone yield noise such as ``captain``/``flight lieutenant``.
     """
-    lists = {
-        name: _headwords(json.loads((folder / f"{name}_only.json").read_text(encoding="utf-8")))
-        for name in ("american", "british")
-    }
+    lists = {"american": _headwords(american_only), "british": _headwords(british_only)}
     heads = {name: {term for term, _ in terms} for name, terms in lists.items()}
     pairs = set()
     for name, wanted, partner_list in (("british", "US", "american"), ("american", "UK", "british")):
@@ -201,43 +185,3 @@ def build_inventory(
         for a, o in lexical_ok
     ]
     return sorted(rows, key=lambda r: (r.category, r.american, r.other))
-
-
-def write_inventory(rows: list[InventoryRow], path: Path) -> None:
-    """Write the CSV the runtime loads (columns american, other, source, category)."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(["american", "other", "source", "category"])
-        writer.writerows((r.american, r.other, r.source, r.category) for r in rows)
-
-
-def build_from_shared(data_dir: Path) -> list[InventoryRow]:
-    """Read the three shared lists under ``data_dir`` (the layout of ../shared/data)."""
-    varcon = (data_dir / "spelling_varcon" / "varcon.txt").read_text(encoding="latin-1")
-    hyper = data_dir / "spelling_hyperreality"
-    return build_inventory(
-        varcon.splitlines(),
-        read_breame(data_dir / "spelling_breame"),
-        read_hyperreality(hyper),
-        read_lexical_glosses(hyper),
-    )
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default = Path(__file__).resolve().parents[3] / "shared" / "data"
-    parser.add_argument("--data-dir", type=Path, default=default)
-    parser.add_argument("--out", type=Path, default=DATA_DIR / INVENTORY_FILE)
-    args = parser.parse_args(argv)
-    if not (args.data_dir / "spelling_varcon" / "varcon.txt").exists():
-        raise SystemExit(f"{args.data_dir}: no spelling_varcon/varcon.txt; pass --data-dir")
-    rows = build_from_shared(args.data_dir)
-    write_inventory(rows, args.out)
-    counts: dict[str, int] = defaultdict(int)
-    for row in rows:
-        counts[row.category] += 1
-    print(f"wrote {args.out}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-
-
-if __name__ == "__main__":
-    main()

@@ -6,13 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.conventions.build_inventory import (
-    DATA_DIR,
-    INVENTORY_FILE,
-    build_from_shared,
-    build_inventory,
-)
-from audit.conventions.inventory import load_inventory, word_varieties
+from audit.conventions.build_inventory import build_inventory
+from audit.conventions.inventory import INVENTORY_FILE, load_inventory, word_varieties
+from connectors.spelling_sources import DATA_DIR, build_from_shared
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 
