@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -123,12 +124,11 @@ def _byte_chunks(batch: pa.RecordBatch) -> list[pa.RecordBatch]:
     if text_bytes <= MAX_BATCH_BYTES:
         return [batch]
     sizes = pc.add(pc.fill_null(pc.binary_length(batch.column("text")), 0),
-                   pc.fill_null(pc.binary_length(batch.column("context")), 0)).to_pylist()
-    chunks, start, acc = [], 0, 0
-    for i, size in enumerate(sizes):
-        if acc and acc + size > MAX_BATCH_BYTES:
-            chunks.append(batch.slice(start, i - start))
-            start, acc = i, 0
-        acc += size
-    chunks.append(batch.slice(start))
-    return chunks
+                   pc.fill_null(pc.binary_length(batch.column("context")), 0)).to_numpy(zero_copy_only=False)
+    # Chunk k holds the rows whose running total ends in (k·limit, (k+1)·limit]: a chunk carries at
+    # most the limit plus one row, far below the 2 GiB offset limit.
+    chunk_of = (np.cumsum(sizes) - 1) // MAX_BATCH_BYTES
+    bounds = np.flatnonzero(np.diff(chunk_of)) + 1
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [batch.num_rows]])
+    return [batch.slice(int(a), int(b - a)) for a, b in zip(starts, ends)]

@@ -54,3 +54,18 @@ def test_partials_merge_and_round_trip():
 ])
 def test_tld_country(url, country):
     assert tld_country(pa.array([url], pa.string())).to_pylist() == [country]
+
+
+def test_large_batches_are_cut_by_bytes_and_lose_no_row(monkeypatch):
+    import audit.geo.stage as stage
+
+    monkeypatch.setattr(stage, "MAX_BATCH_BYTES", 10)
+    texts = ["aaaa", "bbbbbbb", "c", "d" * 15, "e", None, "ff"]
+    batch = pa.record_batch({"text": texts, "context": pa.array([None, None, "xy", None, None, None, None], pa.string())})
+    chunks = stage._byte_chunks(batch)
+    assert sum((c.column("text").to_pylist() for c in chunks), []) == texts
+    sizes = [len(t or "") + len(c or "") for t, c in zip(texts, batch.column("context").to_pylist())]
+    for c in chunks:  # at most the limit plus one row
+        n = sum(len(t or "") + len(x or "") for t, x in zip(c.column("text").to_pylist(), c.column("context").to_pylist()))
+        assert n <= 10 + max(sizes)
+    assert len(chunks) > 1
