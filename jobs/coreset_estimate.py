@@ -21,12 +21,13 @@ from audit.sampling import strata as st
 from audit.sampling.design import DesignManifest
 from audit.sampling.diagnostics import failure_taxonomy
 from audit.sampling.estimate import (
+    SPARSE_COUNT,
     StrataSample,
     estimate,
     ht_confusion,
     paired_contrast,
+    sparse_strata,
     strata_sample,
-    stratum_sums,
 )
 from audit.sampling.metrics import METRICS
 from audit.sampling.validate import align_predictions
@@ -39,7 +40,6 @@ from jobs.rundir import RunDir, write_json, write_parquet, write_text
 from jobs.summaries import records
 
 JOB = "coreset-estimate"
-SPARSE_COUNT = 5  # positive predictions in a sampled stratum below which the linearised SE is not to be trusted
 
 
 class PredictorConfig(BaseModel):
@@ -82,19 +82,6 @@ class EstimateConfig(BaseModel):
                                  self.response_column)
 
 
-def _sparse_strata(s: StrataSample, names: tuple[str, ...]) -> list[dict]:
-    """Sampled strata with fewer than SPARSE_COUNT positive predictions in some run.
-
-    There the within-stratum variance is estimated from (almost) no events, so the linearised SE
-    is too small (the sampler study shows Wald coverage far below 95%); the conservative interval
-    still holds.
-    """
-    sums, _ = stratum_sums(s.negatives, s.strata, len(s.population))
-    sampled = s.sample < s.population
-    return [{"stratum": names[h + 1], "positive_predictions_per_run": sums[h].astype(int).tolist()}
-            for h in np.flatnonzero(sampled) if sums[h].min() < SPARSE_COUNT]
-
-
 def evaluate(cfg: EstimateConfig, design: pd.DataFrame, manifest: DesignManifest,
              predictors: list[Predictions]) -> tuple[pd.DataFrame, pd.DataFrame, dict, pd.DataFrame]:
     """Estimates (one row per predictor and metric), paired contrasts, per-predictor details, failure taxonomy."""
@@ -113,7 +100,7 @@ def evaluate(cfg: EstimateConfig, design: pd.DataFrame, manifest: DesignManifest
             categories[pred.name] = diagnostics.categories
         details[pred.name] = {
             "source": pred.source, "runs": list(pred.runs), "missing_counted_negative": pred.missing_as_negative,
-            "confusion": records(ht_confusion(s)), "sparse_strata": _sparse_strata(s, manifest.strata),
+            "confusion": records(ht_confusion(s)), "sparse_strata": sparse_strata(s, manifest.strata),
             **diagnostics.tables, "diagnostics_skipped": diagnostics.skipped,
         }
     contrasts = [

@@ -253,3 +253,19 @@ def paired_contrast(a: StrataSample, b: StrataSample, metric: str, alpha: float 
         sides.append(bounds[metric])
     lower, upper = contrast_envelope(sides[0], sides[1])
     return Contrast(metric, float(diff), float(np.sqrt(_variance(z, a))), float(lower), float(upper))
+
+
+SPARSE_COUNT = 5  # positive predictions in a sampled stratum below which the linearised SE is not to be trusted
+
+
+def sparse_strata(s: StrataSample, names: tuple[str, ...]) -> list[dict]:
+    """Sampled strata with fewer than SPARSE_COUNT positive predictions in some run.
+
+    There the within-stratum variance is estimated from (almost) no events, so the linearised SE
+    is too small (the sampler study shows Wald coverage far below 95%); the conservative interval
+    still holds. ``names`` are the stratum names, positives first (the census stratum).
+    """
+    sums, _ = stratum_sums(s.negatives, s.strata, len(s.population))
+    sampled = s.sample < s.population
+    return [{"stratum": names[h + 1], "positive_predictions_per_run": sums[h].astype(int).tolist()}
+            for h in np.flatnonzero(sampled) if sums[h].min() < SPARSE_COUNT]

@@ -177,3 +177,19 @@ def test_contrast_needs_the_same_rows():
     b = StrataSample(a.tp, a.fn, a.population, a.sample, a.strata[::-1].copy(), a.negatives)
     with pytest.raises(ValueError, match="same design rows"):
         paired_contrast(a, b, "f1")
+
+
+def test_sparse_strata_flags_sampled_strata_with_few_positive_predictions():
+    from audit.sampling.estimate import SPARSE_COUNT, sparse_strata
+
+    # stratum 0 is a census (n = N: never flagged), 1 has 6 positive predictions, 2 has 1 in run b
+    strata = np.array([0] * 3 + [1] * 8 + [2] * 8)
+    negatives = np.zeros((19, 2))
+    negatives[3:9, :] = 1
+    negatives[11, 0] = 1
+    negatives[11:18, 0] = 1
+    negatives[12, 1] = 1
+    s = StrataSample(tp=np.array([2.0, 2.0]), fn=np.array([0.0, 0.0]), population=np.array([3, 100, 100]),
+                     sample=np.array([3, 8, 8]), strata=strata, negatives=negatives)
+    assert SPARSE_COUNT == 5
+    assert sparse_strata(s, ("positives", "hard", "t1", "t2")) == [{"stratum": "t2", "positive_predictions_per_run": [7, 1]}]
