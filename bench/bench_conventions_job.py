@@ -52,12 +52,13 @@ def make_items(n: int, data: Path, files: int = 8) -> Path:
 def run_once(path: Path, cpus: int) -> dict:
     import ray
 
-    from jobs.benchmark_config import BenchmarkConfig
-    from jobs.config import RunOptions
-    from jobs.conventions import ConventionsConfig, run
+    from jobs.common.benchmarks import BenchmarkConfig
+    from jobs.common.config import RunOptions
+    from jobs.conventions.config import ConventionsConfig
+    from jobs.conventions.run import run
 
-    cfg = ConventionsConfig(benchmarks=[BenchmarkConfig(name="bench", paths=[str(path)], question="question", id="id",
-                                                        options="options", gold="gold")], shard_items=50_000)
+    cfg = ConventionsConfig(benchmark=[BenchmarkConfig(name="bench", paths=[str(path)], question="question", id="id",
+                                                        options="options", gold="gold")], shard_rows=50_000)
     out = OUT / "runs"
     shutil.rmtree(out, ignore_errors=True)
     start = time.monotonic()

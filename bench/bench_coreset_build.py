@@ -9,7 +9,7 @@ fresh local Ray and prints: wall time including Ray start-up, Ray start-up alone
 core with and without start-up, steady-state read rate (rows finished between the first and the
 last shard), the stage timings, the passes, and the peak resident memory of the driver plus all
 Ray processes. The issue's floor is >= 500,000 targets/s per core including start-up.
-``--verify`` also builds the design in one process (``audit.sampling.design.build_design``) and
+``--verify`` also builds the design in one process (``audit.coreset.design.build_design``) and
 checks that the rows are identical.
 """
 from __future__ import annotations
@@ -54,8 +54,9 @@ def make_table(rows: int, files: int = 10, seed: int = 2026) -> Path:
 def run_once(path: Path, cpus: int) -> dict:
     import ray
 
-    from jobs.config import RunOptions
-    from jobs.coreset_build import BuildConfig, run
+    from jobs.common.config import RunOptions
+    from jobs.coreset.build import run
+    from jobs.coreset.config import BuildConfig
 
     cfg = BuildConfig(paths=[str(path)], score_columns=list(SCORES), tau=TAU, seed=7)
     out = OUT / "coreset_runs"
@@ -79,12 +80,12 @@ def run_once(path: Path, cpus: int) -> dict:
 def verify(path: Path, run_dir: str) -> bool:
     import pandas as pd
 
-    from audit.sampling.design import DesignConfig, build_design
+    from audit.coreset.design import DesignConfig, build_design
 
     t = pq.read_table(path, columns=["id", "label", *SCORES])
     expected, _ = build_design(t.column("id").to_numpy(), t.column("label").to_numpy(),
                                np.column_stack([t.column(c).to_numpy() for c in SCORES]), DesignConfig(tau=TAU, seed=7))
-    got = pd.read_parquet(Path(run_dir) / "design.parquet")[list(expected.columns)]
+    got = pd.read_parquet(Path(run_dir) / "data" / "design")[list(expected.columns)]
     key = ["stratum", "id"]
     return got.sort_values(key).reset_index(drop=True).equals(expected.sort_values(key).reset_index(drop=True))
 

@@ -42,14 +42,15 @@ def make_corpus(rows: int, files: int = 10) -> Path:
     return d
 
 
-def run_once(path: Path, cpus: int) -> dict:
+def run_once(path: Path, cpus: int, profile: str = "paper") -> dict:
     import ray
 
-    from jobs.config import RunOptions
-    from jobs.geo import CorpusConfig, GeoConfig, run
+    from jobs.common.config import RunOptions
+    from jobs.geo.config import CorpusConfig, GeoConfig
+    from jobs.geo.run import run
 
-    cfg = GeoConfig(corpora=[CorpusConfig(name="bench", paths=[str(path)], preset="datacomp", id="")],
-                    bootstrap_replicates=0, shard_rows=250_000)
+    cfg = GeoConfig(corpus=[CorpusConfig(name="bench", paths=[str(path)], preset="datacomp", id="")],
+                    bootstrap=0, shard_rows=250_000, lexicon_profile=profile)
     out = OUT / "runs"
     shutil.rmtree(out, ignore_errors=True)
     t = time.monotonic()
@@ -72,11 +73,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 5_000_000])
     ap.add_argument("--cpus", type=int, default=2)
+    ap.add_argument("--lexicon-profile", default="paper", choices=["paper", "extended", "gazetteer"])
     args = ap.parse_args()
-    print(f"benchaudit geo on local Parquet, local Ray with {args.cpus} CPUs")
-    print(f"{'captions':>10} {'shards':>6} {'wall s':>7} {'ray init s':>10} {'scan s':>7} {'steady/core':>12} {'scan/core':>10} {'peak RSS MiB':>12}")
+    print(f"benchaudit geo ({args.lexicon_profile} lexicon) on local Parquet, local Ray with {args.cpus} CPUs")
+    print(f"{'captions':>10} {'shards':>6} {'wall s':>7} {'ray init s':>10} {'scan s':>7} {'steady/core':>12} {'scan/core':>10} "
+          f"{'peak RSS MiB':>12}")
     for size in args.sizes:
-        r = run_once(make_corpus(size), args.cpus)
+        r = run_once(make_corpus(size), args.cpus, args.lexicon_profile)
         print(f"{r['rows']:>10,} {r['shards']:>6} {r['wall_s']:>7.1f} {r['ray_init_s']:>10.1f} {r['scan_s']:>7.1f} "
               f"{r['steady_per_core']:>12,.0f} {r['scan_per_core']:>10,.0f} {r['peak_rss_mib']:>12,.0f}")
 

@@ -12,46 +12,28 @@ ranking, the options that are not gold are the incorrect references.
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Iterator
 
 import pandas as pd
+from fsspec.core import url_to_fs
 
 from audit.scoring.drop import parse_drop_dataset
 from audit.scoring.sensitivity import GoldReferences
 from audit.scoring.variants import VARIANT_COLUMNS
-from connectors.benchmark_presets import (
-    csv_records,
-    guess_format,
-    json_records,
-    open_text,
-)
-from connectors.benchmarks import (
-    BenchmarkError,
-    BenchmarkSpec,
-    benchmark_files,
-    iter_file_batches,
-)
+from connectors.benchmarks import BadRecord, BenchmarkError, BenchmarkSpec, benchmark_files, iter_file_batches
+from connectors.benchmarks.formats import csv_records, drop_official, guess_format, json_records
+from connectors.read_report import input_errors
 
 _VARIANT_REQUIRED = ("question_id", "original", "variant", "transformation")
-
-
-def _drop_official(path: str, encoding: str) -> dict | None:
-    """The parsed file when it is DROP's official JSON (``{passage_id: {passage, qa_pairs}}``)."""
-    if guess_format(path) != "json":
-        return None
-    with open_text(path, encoding) as handle:
-        data = json.load(handle)
-    if isinstance(data, dict) and all(isinstance(v, dict) and "qa_pairs" in v for v in data.values()):
-        return data
-    return None
 
 
 def read_gold_references(spec: BenchmarkSpec) -> dict[str, GoldReferences]:
     """Question id -> gold references of every item of ``spec``; an item without gold is an error."""
     golds: dict[str, GoldReferences] = {}
     for path in benchmark_files(spec):
-        official = _drop_official(path, spec.encoding) if spec.preset == "drop" else None
+        # the benchmark connectors' one reader of DROP's official JSON, so every job reads it alike
+        official = drop_official(path, spec.encoding) if spec.preset == "drop" and guess_format(path) == "json" else None
         if official is not None:
             for q in parse_drop_dataset(official, path):
                 golds[q.query_id] = GoldReferences.of(q.query_id, q.golds)
@@ -69,16 +51,35 @@ def read_gold_references(spec: BenchmarkSpec) -> dict[str, GoldReferences]:
     return golds
 
 
+def _parquet_folder(path: str) -> bool:
+    """A folder of Parquet parts: a run's ``data/variants/`` table (Hive partitions included)."""
+    fs, p = url_to_fs(path)
+    return fs.isdir(p) and any(f.endswith(".parquet") for f in fs.find(p))
+
+
 def _records(path: str, encoding: str) -> tuple[list[str], Iterable[dict]]:
-    fmt = guess_format(path)
-    if fmt == "csv":
-        return csv_records(path, encoding)
-    if fmt in ("json", "jsonl"):
-        return json_records(path, encoding)
-    if fmt == "parquet":  # a file, or a folder of parts (a run's variants.parquet)
-        frame = pd.read_parquet(path)
-        return list(frame.columns), frame.to_dict("records")
-    raise BenchmarkError(f"{path}: answers and variants are read from CSV/TSV, JSON(L) or Parquet, not {fmt!r}")
+    fmt = "parquet" if _parquet_folder(path) else guess_format(path)
+    with input_errors(path, BenchmarkError):
+        if fmt == "csv":
+            columns, records = csv_records(path, encoding)
+        elif fmt in ("json", "jsonl"):
+            columns, records = json_records(path, encoding)
+        elif fmt == "parquet":  # a file, or a folder of parts (a run's data/variants/)
+            frame = pd.read_parquet(path)
+            frame = frame.astype({c: object for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)})
+            return list(frame.columns), frame.to_dict("records")
+        else:
+            raise BenchmarkError(f"{path}: answers and variants are read from CSV/TSV, JSON(L) or Parquet, not {fmt!r}")
+    return columns, _strict(records, path)
+
+
+def _strict(records: Iterable[dict | BadRecord], path: str) -> Iterator[dict]:
+    """Answers and variants are scored exactly: a record that cannot be read is an error, never a skip."""
+    with input_errors(path, BenchmarkError):
+        for record in records:
+            if isinstance(record, BadRecord):
+                raise record.error
+            yield record
 
 
 def _string(value: object, path: str, row: int, field: str, allow_int: bool = False) -> str:
@@ -91,7 +92,10 @@ def _string(value: object, path: str, row: int, field: str, allow_int: bool = Fa
 
 def read_answers(path: str, id_column: str = "question_id", answer_column: str = "answer",
                  encoding: str = "utf-8") -> pd.DataFrame:
-    """Model answers as ``(question_id, answer)``: one row per answer, in file order."""
+    """Model answers as ``(question_id, answer)``: one row per question, in file order.
+
+    A question id on two rows is an error naming both rows: which answer to score is not ours to pick.
+    """
     columns, records = _records(path, encoding)
     missing = [c for c in (id_column, answer_column) if c not in columns]
     if missing:
@@ -100,7 +104,14 @@ def read_answers(path: str, id_column: str = "question_id", answer_column: str =
             for n, r in enumerate(records, start=1)]
     if not rows:
         raise BenchmarkError(f"{path}: no answers")
-    return pd.DataFrame(rows, columns=["question_id", "answer"])
+    frame = pd.DataFrame(rows, columns=["question_id", "answer"])
+    repeated = frame["question_id"].duplicated(keep=False)
+    if repeated.any():
+        qid = frame.loc[repeated, "question_id"].iloc[0]
+        where = (frame.index[frame["question_id"] == qid] + 1).tolist()
+        raise BenchmarkError(f"{path}: field {id_column!r}: {qid!r} on data rows {where} "
+                             f"({frame.loc[repeated, 'question_id'].nunique()} id(s) repeat); expected one answer per question")
+    return frame
 
 
 def read_variants(path: str, encoding: str = "utf-8") -> pd.DataFrame:
@@ -120,7 +131,8 @@ def read_variants(path: str, encoding: str = "utf-8") -> pd.DataFrame:
         if status not in ("accepted", "rejected"):
             raise BenchmarkError(f"{path}: data row {n}: field 'status' must be 'accepted' or 'rejected', got {status!r:.40}")
         reason = r.get("reason")
-        rows.append({**row, "status": status, "reason": "" if reason is None or reason != reason else str(reason)})
+        blank = reason is None or (isinstance(reason, float) and math.isnan(reason))  # an empty Parquet/CSV cell
+        rows.append({**row, "status": status, "reason": "" if blank else str(reason)})
     if not rows:
         raise BenchmarkError(f"{path}: no variants")
     return pd.DataFrame(rows, columns=list(VARIANT_COLUMNS))

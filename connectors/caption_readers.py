@@ -1,123 +1,150 @@
-"""Reading caption shards into the item schema, one format per reader, bad rows marked not lost."""
+"""Reading caption shards into the item schema, one format per reader, bad rows counted not lost.
+
+Every reader isolates faults to the row: a bad value is a row kept with its ``skip_reason`` (see
+``connectors.read_report.SKIP_REASONS``), a CSV span the parser gave up on is reported as unread
+(``connectors.delimited``), and each read fills a ``ReadReport``. Bytes broken as a whole (a tar cut
+short or damaged, a compressed stream cut short, a corrupt Parquet page, fewer Parquet rows than its
+footer promises) make the shard unreadable: a ``CorpusError`` naming the file and what was cut,
+never a short read that looks complete. Failures of the byte source itself are ``ReadIOError``.
+"""
 from __future__ import annotations
 
 import json
 import tarfile
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from connectors.captions import (
     BATCH_ROWS,
     ITEM_SCHEMA,
     MAX_TEXT_BYTES,
+    CorpusError,
     CorpusSpec,
     Shard,
 )
+from connectors.delimited import Dialect, header_names, read_pieces
+from connectors.read_report import ReadReport, input_errors
+from connectors.utf8 import encodable, valid_strings
 
 
-def read_shard(shard: Shard, spec: CorpusSpec) -> Iterator[pa.RecordBatch]:
-    """Yield the shard's rows in ITEM_SCHEMA, at most BATCH_ROWS per batch."""
-    readers = {"parquet": _read_parquet, "csv": _read_delimited, "tsv": _read_delimited, "jsonl": _read_jsonl, "webdataset": _read_webdataset}
-    yield from readers[shard.format](shard, spec)
+def read_shard(shard: Shard, spec: CorpusSpec, report: ReadReport | None = None) -> Iterator[pa.RecordBatch]:
+    """Yield the shard's rows in ITEM_SCHEMA, at most BATCH_ROWS per batch, counting them in ``report``.
+
+    ``report.rows_in`` and ``report.skipped_by_reason`` equal the batches' row count and their
+    ``skip_reason`` counts; ``report.unread`` holds what no row came from. Raises ``CorpusError``
+    (unreadable shard) or ``ReadIOError`` (transient), both naming the file.
+    """
+    report = ReadReport(shard.file.url) if report is None else report
+    where = f"row groups {list(shard.row_groups)}" if shard.format == "parquet" else ""
+    with input_errors(shard.file.url, CorpusError, where):
+        for batch in _READERS[shard.format](shard, spec, report):
+            _count(batch, report)
+            yield batch
 
 
-def _to_items(table: pa.Table, spec: CorpusSpec, url: str, first_row: int) -> pa.RecordBatch:
-    """Map source columns to ITEM_SCHEMA and mark unusable rows; vectorised over the batch."""
-    m = spec.mapping
-    n = table.num_rows
-    text, reason = _as_text(table.column(m.text))
-    if m.context:
-        ctx = [(_as_text(table.column(c))[0]) for c in m.context]
-        context = pc.binary_join_element_wise(*ctx, "\n", null_handling="skip")
-    else:
-        context = pa.nulls(n, pa.string())
-    if m.id:
-        record_id = pc.cast(table.column(m.id), pa.string())
-    else:
-        record_id = pc.binary_join_element_wise(url, pc.cast(pa.array(range(first_row, first_row + n)), pa.string()), "#")
-    url_col = _as_text(table.column(m.url))[0] if m.url else pa.nulls(n, pa.string())
-    group = pc.cast(table.column(m.group), pa.string()) if m.group else pa.nulls(n, pa.string())
-    stripped = pc.utf8_trim_whitespace(text)
-    reason = pc.if_else(pc.and_(pc.is_valid(reason), pa.scalar(True)), reason, pc.if_else(
-        pc.is_null(text), pa.scalar("null_text"), pc.if_else(
-            pc.equal(pc.utf8_length(stripped), 0), pa.scalar("empty_text"), pc.if_else(
-                pc.greater(pc.binary_length(text), MAX_TEXT_BYTES), pa.scalar("text_too_long"), pa.scalar(None, pa.string())))))
-    return pa.RecordBatch.from_arrays(
-        [_flat(record_id), _flat(text), _flat(context), _flat(url_col), _flat(group), _flat(reason)], schema=ITEM_SCHEMA
-    )
+def _count(batch: pa.RecordBatch, report: ReadReport) -> None:
+    report.rows_in += batch.num_rows
+    reasons = batch.column("skip_reason")
+    if reasons.null_count < len(reasons):
+        for entry in pc.value_counts(reasons.drop_null()).to_pylist():
+            report.skip(entry["values"], entry["counts"])
 
 
 def _flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
-def _as_text(col: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
-    """(string array, skip reason array): binary columns are decoded, invalid UTF-8 rows nulled."""
+def _is_text(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+
+
+def _as_text(col: pa.Array | pa.ChunkedArray, invalid: np.ndarray) -> pa.Array:
+    """A mapped column as ``string``: text validated per row (invalid UTF-8 nulled and marked in
+    ``invalid``), numbers (ids, groups) cast, anything else null."""
     col = _flat(col)
-    n = len(col)
-    none = pa.nulls(n, pa.string())
-    if pa.types.is_string(col.type):
-        return col, none
-    if pa.types.is_large_string(col.type):
-        return col.cast(pa.string()), none
-    if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
-        try:
-            return col.cast(pa.string()), none
-        except pa.ArrowInvalid:
-            values, reasons = [], []
-            for raw in col.to_pylist():
-                try:
-                    values.append(None if raw is None else raw.decode("utf-8"))
-                    reasons.append(None)
-                except UnicodeDecodeError:
-                    values.append(None)
-                    reasons.append("invalid_utf8")
-            return pa.array(values, pa.string()), pa.array(reasons, pa.string())
-    if pa.types.is_null(col.type):
-        return none, none
-    # Numbers, lists, structs where text was expected: counted, never coerced into fake captions.
-    return none, pc.if_else(pc.is_valid(col), pa.scalar("non_string_text"), pa.scalar(None, pa.string()))
+    if _is_text(col.type):
+        values, bad = valid_strings(col)
+        if bad is not None:
+            invalid |= bad
+        return values
+    if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type) or pa.types.is_floating(col.type):
+        return pc.cast(col, pa.string())
+    return pa.nulls(len(col), pa.string())
 
 
-def _read_parquet(shard: Shard, spec: CorpusSpec) -> Iterator[pa.RecordBatch]:
+def _to_items(table: pa.Table, spec: CorpusSpec, url: str, first_row: int) -> pa.RecordBatch:
+    """Map source columns to ITEM_SCHEMA and mark unusable rows; vectorised over the batch."""
+    m = spec.mapping
+    n = table.num_rows
+    invalid = np.zeros(n, dtype=bool)
+    raw_text = _flat(table.column(m.text))
+    text = _as_text(raw_text, invalid)
+    if m.context:
+        ctx = [_as_text(table.column(c), invalid) for c in m.context]
+        context = pc.binary_join_element_wise(*ctx, "\n", null_handling="skip")
+    else:
+        context = pa.nulls(n, pa.string())
+    if m.id:
+        record_id = _as_text(table.column(m.id), invalid)
+    else:
+        record_id = pc.binary_join_element_wise(url, pc.cast(pa.array(range(first_row, first_row + n)), pa.string()), "#")
+    url_col = _as_text(table.column(m.url), invalid) if m.url else pa.nulls(n, pa.string())
+    group = _as_text(table.column(m.group), invalid) if m.group else pa.nulls(n, pa.string())
+    none = pa.scalar(None, pa.string())
+    reason = pc.if_else(pc.is_null(text), pa.scalar("null_text"), pc.if_else(
+        pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(text)), 0), pa.scalar("empty_text"), pc.if_else(
+            pc.greater(pc.binary_length(text), MAX_TEXT_BYTES), pa.scalar("text_too_long"), none)))
+    if not (_is_text(raw_text.type) or pa.types.is_null(raw_text.type)):
+        # numbers, lists, structs where text was expected: counted, never coerced into fake captions
+        reason = pc.if_else(pc.is_valid(raw_text), pa.scalar("non_string_text"), reason)
+    if invalid.any():
+        reason = pc.if_else(pa.array(invalid), pa.scalar("invalid_utf8"), reason)
+    return pa.RecordBatch.from_arrays(
+        [_flat(record_id), _flat(text), _flat(context), _flat(url_col), _flat(group), _flat(reason)], schema=ITEM_SCHEMA
+    )
+
+
+def _read_parquet(shard: Shard, spec: CorpusSpec, report: ReadReport) -> Iterator[pa.RecordBatch]:
+    read = 0
     with shard.file.open(compression=None) as fh:
         pf = pq.ParquetFile(fh)
-        row = shard.first_row
         for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=list(shard.row_groups), columns=spec.mapping.columns()):
-            yield _to_items(pa.Table.from_batches([batch]), spec, shard.file.url, row)
-            row += batch.num_rows
+            yield _to_items(pa.Table.from_batches([batch]), spec, shard.file.url, shard.first_row + read)
+            read += batch.num_rows
+    if shard.expected_rows is not None and read != shard.expected_rows:
+        raise CorpusError(f"{shard.file.url} (row groups {list(shard.row_groups)}): read {read} rows, "
+                          f"the footer promises {shard.expected_rows}")
 
 
-def _read_delimited(shard: Shard, spec: CorpusSpec) -> Iterator[pa.RecordBatch]:
-    malformed: list[int] = []
-
-    def on_invalid(row: pcsv.InvalidRow) -> str:
-        malformed.append(row.number or -1)
-        return "skip"
-
+def _read_delimited(shard: Shard, spec: CorpusSpec, report: ReadReport) -> Iterator[pa.RecordBatch]:
     tsv = spec.format == "tsv"
-    read = pcsv.ReadOptions(block_size=16 << 20, column_names=None if spec.header else list(spec.column_names))
-    parse = pcsv.ParseOptions(delimiter="\t" if tsv else ",", quote_char=False if tsv else '"', newlines_in_values=not tsv,
-                              invalid_row_handler=on_invalid)
-    text_cols = [spec.mapping.text, *spec.mapping.context, *( [spec.mapping.url] if spec.mapping.url else [])]
-    convert = pcsv.ConvertOptions(include_columns=spec.mapping.columns(), column_types={c: pa.binary() for c in text_cols},
-                                  strings_can_be_null=False, quoted_strings_can_be_null=False)
-    row = 0
+    # every mapped column as raw bytes: validated per row later, and never a type guessed per piece
+    # (an id column that looks numeric in one piece and is not in the next)
+    columns = tuple(spec.mapping.columns())
+    dialect = Dialect("\t" if tsv else ",", quoted=not tsv, include=columns, column_types=dict.fromkeys(columns, pa.binary()))
+    row = malformed = 0
     with shard.file.open() as fh:
-        reader = pcsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
-        for batch in reader:
-            yield _to_items(pa.Table.from_batches([batch]), spec, shard.file.url, row)
-            row += batch.num_rows
-    if malformed:
-        yield _skipped_rows(len(malformed), "malformed_row", shard.file.url, "malformed")
+        if spec.header:
+            line = fh.readline()
+            names, offset = header_names(line, dialect.delimiter, dialect.quoted), len(line)
+        else:
+            names, offset = list(spec.column_names), 0
+        for piece in read_pieces(fh, names, dialect, report, offset, strip_bom=not spec.header):
+            if piece.table is not None and piece.table.num_rows:
+                for batch in piece.table.to_batches(max_chunksize=BATCH_ROWS):
+                    yield _to_items(pa.Table.from_batches([batch]), spec, shard.file.url, row)
+                    row += batch.num_rows
+            if piece.malformed:
+                yield _skipped_rows(piece.malformed, "malformed_row", shard.file.url, "malformed", malformed)
+                malformed += piece.malformed
 
 
-def _skipped_rows(n: int, reason: str, url: str, tag: str) -> pa.RecordBatch:
-    ids = pa.array([f"{url}#{tag}{i}" for i in range(n)], pa.string())
+def _skipped_rows(n: int, reason: str, url: str, tag: str, first: int = 0) -> pa.RecordBatch:
+    ids = pa.array([f"{url}#{tag}{i}" for i in range(first, first + n)], pa.string())
     nulls = pa.nulls(n, pa.string())
     return pa.RecordBatch.from_arrays([ids, nulls, nulls, nulls, nulls, pa.array([reason] * n, pa.string())], schema=ITEM_SCHEMA)
 
@@ -126,11 +153,6 @@ def _rows_to_items(rows: list[dict], spec: CorpusSpec, url: str, first_row: int,
     """Python rows (JSONL, WebDataset) → ITEM_SCHEMA, typing each value by hand so one bad value
     marks one row instead of failing the batch."""
     m = spec.mapping
-
-    def text_of(value):
-        return value if isinstance(value, str) else None
-
-    cols = {c: [r.get(c) for r in rows] for c in m.columns()}
     for i, r in enumerate(rows):
         if reasons[i] is None:
             value = r.get(m.text, _MISSING)
@@ -138,12 +160,26 @@ def _rows_to_items(rows: list[dict], spec: CorpusSpec, url: str, first_row: int,
                 reasons[i] = "missing_field"
             elif value is not None and not isinstance(value, str):
                 reasons[i] = "non_string_text"
+            elif not all(encodable(r.get(c)) for c in m.columns()):
+                reasons[i] = "invalid_utf8"
+        if reasons[i] == "invalid_utf8":
+            rows[i] = {}
+
+    def text_of(value):
+        return value if isinstance(value, str) else None
+
+    def str_of(value):
+        return None if value is None else str(value)
+
+    def column(name: str, convert) -> pa.Array:
+        return pa.array([convert(r.get(name)) for r in rows], pa.string())
+
     table = pa.table({
-        m.text: pa.array([text_of(v) for v in cols[m.text]], pa.string()),
-        **{c: pa.array([text_of(v) for v in cols[c]], pa.string()) for c in m.context if c != m.text},
-        **({m.url: pa.array([text_of(v) for v in cols[m.url]], pa.string())} if m.url else {}),
-        **({m.id: pa.array([None if v is None else str(v) for v in cols[m.id]], pa.string())} if m.id else {}),
-        **({m.group: pa.array([None if v is None else str(v) for v in cols[m.group]], pa.string())} if m.group else {}),
+        m.text: column(m.text, text_of),
+        **{c: column(c, text_of) for c in m.context if c != m.text},
+        **({m.url: column(m.url, text_of)} if m.url else {}),
+        **({m.id: column(m.id, str_of)} if m.id else {}),
+        **({m.group: column(m.group, str_of)} if m.group else {}),
     })
     batch = _to_items(table, spec, url, first_row)
     explicit = pa.array(reasons, pa.string())
@@ -153,7 +189,7 @@ def _rows_to_items(rows: list[dict], spec: CorpusSpec, url: str, first_row: int,
 _MISSING = object()
 
 
-def _read_jsonl(shard: Shard, spec: CorpusSpec) -> Iterator[pa.RecordBatch]:
+def _read_jsonl(shard: Shard, spec: CorpusSpec, report: ReadReport) -> Iterator[pa.RecordBatch]:
     rows: list[dict] = []
     reasons: list[str | None] = []
     row = 0
@@ -165,7 +201,10 @@ def _read_jsonl(shard: Shard, spec: CorpusSpec) -> Iterator[pa.RecordBatch]:
                 value = json.loads(raw)
                 rows.append(value if isinstance(value, dict) else {})
                 reasons.append(None if isinstance(value, dict) else "not_an_object")
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except UnicodeDecodeError:
+                rows.append({})
+                reasons.append("invalid_utf8")
+            except json.JSONDecodeError:
                 rows.append({})
                 reasons.append("invalid_json")
             if len(rows) == BATCH_ROWS:
@@ -176,10 +215,16 @@ def _read_jsonl(shard: Shard, spec: CorpusSpec) -> Iterator[pa.RecordBatch]:
         yield _rows_to_items(rows, spec, shard.file.url, row, reasons)
 
 
-def _read_webdataset(shard: Shard, spec: CorpusSpec) -> Iterator[pa.RecordBatch]:
+def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport) -> Iterator[pa.RecordBatch]:
     """img2dataset / WebDataset shards: members grouped by key; ``.txt`` is the caption, ``.json``
     the metadata. The mapping's text column ``txt`` means the .txt member; any other name is a key
-    of the .json member (so ``caption``, ``url``, ``key`` work as img2dataset writes them)."""
+    of the .json member (so ``caption``, ``url``, ``key`` work as img2dataset writes them).
+
+    The archive is read by seeking from header to header (image payloads are skipped, not read), and
+    must end with the end-of-archive marker: Python's tarfile takes a file cut at a member boundary,
+    or a damaged header, for the end of the archive, which would be a short read reported complete.
+    """
+    url = shard.file.url
     rows: list[dict] = []
     reasons: list[str | None] = []
     row = 0
@@ -192,7 +237,7 @@ def _read_webdataset(shard: Shard, spec: CorpusSpec) -> Iterator[pa.RecordBatch]
             reasons.append(sample.pop("__reason__", None))
         sample = {}
 
-    with shard.file.open(compression=None) as fh, tarfile.open(fileobj=fh, mode="r|*") as tar:
+    with shard.file.open(compression=None) as fh, tarfile.open(fileobj=fh, mode="r:*") as tar:
         for member in tar:
             if not member.isfile():
                 continue
@@ -202,21 +247,45 @@ def _read_webdataset(shard: Shard, spec: CorpusSpec) -> Iterator[pa.RecordBatch]
                 flush()
                 current_key = key
                 if len(rows) >= BATCH_ROWS:
-                    yield _rows_to_items(rows, spec, shard.file.url, row, reasons)
+                    yield _rows_to_items(rows, spec, url, row, reasons)
                     row += len(rows)
                     rows, reasons = [], []
-            payload = tar.extractfile(member).read()
+            if ext not in ("txt", "json"):
+                continue
+            try:
+                payload = tar.extractfile(member).read()
+            except tarfile.ReadError as exc:
+                raise CorpusError(f"{url}: tar cut inside member {member.name!r} ({exc})") from exc
             if ext == "txt":
                 try:
                     sample["txt"] = payload.decode("utf-8")
                 except UnicodeDecodeError:
                     sample["__reason__"] = "invalid_utf8"
-            elif ext == "json":
+            else:
                 try:
                     meta = json.loads(payload)
                     sample.update({k: v for k, v in meta.items() if k != "txt"} if isinstance(meta, dict) else {})
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                except UnicodeDecodeError:
+                    sample["__reason__"] = "invalid_utf8"
+                except json.JSONDecodeError:
                     sample["__reason__"] = "invalid_json"
         flush()
+        _check_end_of_archive(tar, url, row + len(rows))
     if rows:
-        yield _rows_to_items(rows, spec, shard.file.url, row, reasons)
+        yield _rows_to_items(rows, spec, url, row, reasons)
+
+
+def _check_end_of_archive(tar: tarfile.TarFile, url: str, samples: int) -> None:
+    """The block after the last member must be the zero block that ends a tar archive."""
+    tar.fileobj.seek(tar.offset)
+    block = tar.fileobj.read(tarfile.BLOCKSIZE)
+    if len(block) < tarfile.BLOCKSIZE:
+        raise CorpusError(f"{url}: tar cut short: it ends at byte {tar.offset + len(block)} after {samples} samples, "
+                          "without the end-of-archive marker")
+    if block.count(0) != tarfile.BLOCKSIZE:
+        raise CorpusError(f"{url}: tar damaged: the header at byte {tar.offset} (after {samples} samples) is neither "
+                          "a member nor the end of the archive")
+
+
+_READERS = {"parquet": _read_parquet, "csv": _read_delimited, "tsv": _read_delimited, "jsonl": _read_jsonl,
+            "webdataset": _read_webdataset}

@@ -3,11 +3,11 @@
 A corpus is split into *shards* (a Parquet row-group range, or one whole CSV/JSONL/tar file) whose
 ids derive from the file URL, its size/stamp and the row range, never from Ray block indices, so a
 resumed run recognises the shards it already finished. ``caption_readers.read_shard`` yields Arrow batches in the
-item schema; rows that cannot be used are kept with a ``skip_reason`` so they are counted, not lost.
+item schema; rows that cannot be used are kept with a ``skip_reason`` so they are counted, not lost, and
+it fills a ``connectors.read_report.ReadReport``.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -16,7 +16,9 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from connectors.delimited import header_names
 from connectors.fs import FileRef, expand, fingerprint
+from connectors.read_report import InputError, ReadIOError
 
 Format = Literal["parquet", "jsonl", "csv", "tsv", "webdataset"]
 EXTENSIONS: dict[Format, tuple[str, ...]] = {
@@ -38,7 +40,7 @@ BATCH_ROWS = 65_536
 MAX_TEXT_BYTES = 4 * 1024 * 1024  # longer captions are counted as skipped, not resolved
 
 
-class CorpusError(ValueError):
+class CorpusError(InputError):
     """Bad corpus input, with the file (and row/column) in the message."""
 
 
@@ -87,8 +89,10 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     "datacomp": Preset("parquet", ColumnMapping(text="text", url="url", id="uid"), note="DataComp metadata Parquet (uid, url, text)"),
     "coyo": Preset("parquet", ColumnMapping(text="text", url="url", id="id"), note="COYO-700M Parquet (id, url, text)"),
-    "cc12m": Preset("tsv", ColumnMapping(text="caption", url="url"), header=False, column_names=("url", "caption"), note="cc12m.tsv: url<TAB>caption, no header"),
-    "redcaps": Preset("jsonl", ColumnMapping(text="caption", url="url", id="image_id", group="subreddit"), note="RedCaps annotations flattened to JSONL/Parquet (image_id, caption, url, subreddit)"),
+    "cc12m": Preset("tsv", ColumnMapping(text="caption", url="url"), header=False, column_names=("url", "caption"),
+                    note="cc12m.tsv: url<TAB>caption, no header"),
+    "redcaps": Preset("jsonl", ColumnMapping(text="caption", url="url", id="image_id", group="subreddit"),
+                      note="RedCaps annotations flattened to JSONL/Parquet (image_id, caption, url, subreddit)"),
     "wit": Preset(
         "tsv",
         ColumnMapping(
@@ -99,7 +103,8 @@ PRESETS: dict[str, Preset] = {
         note="WIT tsv(.gz) with header; add --group-by language for per-language tables",
     ),
     "coco": Preset("csv", ColumnMapping(text="caption", id="caption_id"), note="COCO captions CSV (image_id, caption_id, caption)"),
-    "cc3m": Preset("tsv", ColumnMapping(text="caption", url="url"), header=False, column_names=("caption", "url"), note="Conceptual Captions TSV: caption<TAB>url, no header"),
+    "cc3m": Preset("tsv", ColumnMapping(text="caption", url="url"), header=False, column_names=("caption", "url"),
+                   note="Conceptual Captions TSV: caption<TAB>url, no header"),
 }
 
 
@@ -150,7 +155,8 @@ def plan_corpus(spec: CorpusSpec, shard_rows: int = 500_000, on_error: str = "fa
     """List the corpus files, check the mapped columns exist, and cut the work into shards.
 
     Column problems are raised here, before any work starts, naming the column and the file. A file
-    that cannot be opened is raised too, or (``on_error="skip"``) listed in ``Plan.unreadable``.
+    whose bytes cannot be read is raised too, or (``on_error="skip"``) listed in ``Plan.unreadable``;
+    a failure of the byte source (``ReadIOError``) is always raised: it says nothing about the file.
     """
     files = expand(list(spec.paths), EXTENSIONS[spec.format])
     shards: list[Shard] = []
@@ -158,9 +164,9 @@ def plan_corpus(spec: CorpusSpec, shard_rows: int = 500_000, on_error: str = "fa
     for ref in files:
         try:
             shards.extend(_plan_file(spec, ref, shard_rows))
-        except CorpusError:
+        except (CorpusError, ReadIOError):
             raise
-        except Exception as exc:  # noqa: BLE001 — any I/O or format error makes the file unreadable
+        except Exception as exc:  # any format error makes the file unreadable
             if on_error != "skip":
                 raise CorpusError(f"{ref.url}: unreadable ({type(exc).__name__}: {exc})") from exc
             unreadable.append((ref.url, f"{type(exc).__name__}: {exc}"))
@@ -198,23 +204,41 @@ def _plan_file(spec: CorpusSpec, ref: FileRef, shard_rows: int) -> list[Shard]:
     if spec.format in ("csv", "tsv"):
         if spec.header:
             with ref.open() as fh:
-                first_line = fh.readline().decode("utf-8", errors="replace").rstrip("\r\n")
-            names = next(csv.reader([first_line])) if spec.format == "csv" else first_line.split("\t")
-            _check_columns(spec, names, ref.url)
+                first_line = fh.readline()
+            tsv = spec.format == "tsv"
+            _check_columns(spec, header_names(first_line, "\t" if tsv else ",", quoted=not tsv), ref.url)
         else:
             _check_columns(spec, list(spec.column_names), ref.url)
     elif spec.format == "jsonl":
-        with ref.open() as fh:
-            for line in fh:
-                if line.strip():
-                    try:
-                        first = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise CorpusError(f"{ref.url}: first record is not JSON ({exc})") from exc
-                    if isinstance(first, dict):
-                        _check_columns(spec, list(first), ref.url)
-                    break
+        first = _first_object(ref)
+        if first is not None:
+            _check_columns(spec, list(first), ref.url)
     return [Shard(spec.name, ref, spec.format)]
+
+
+def _first_object(ref: FileRef, lines: int = 1000) -> dict | None:
+    """The first JSON object among the first ``lines`` non-empty lines, whose keys name the columns.
+
+    Bad lines before it are rows the reader counts (``invalid_json`` …), not a reason to refuse the
+    file; a file with no object among them is an error. An empty file has no columns to check.
+    """
+    seen = 0
+    with ref.open() as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            seen += 1
+            try:
+                value = json.loads(line)
+            except ValueError:  # JSONDecodeError, UnicodeDecodeError
+                value = None
+            if isinstance(value, dict):
+                return value
+            if seen == lines:
+                break
+    if seen:
+        raise ValueError(f"none of the first {seen} non-empty lines is a JSON object")
+    return None
 
 
 def spec_from_preset(name: str, preset: str, paths: list[str]) -> CorpusSpec:

@@ -6,10 +6,17 @@ come from the usual environment of those libraries, never from benchaudit's conf
 from __future__ import annotations
 
 import hashlib
+import io
 from dataclasses import dataclass
 
 import fsspec
+from fsspec.compression import compr
 from fsspec.core import url_to_fs
+from fsspec.utils import infer_compression
+
+from connectors.read_report import ReadIOError
+
+_GLOB_CHARS = "*?["
 
 
 @dataclass(frozen=True)
@@ -20,8 +27,75 @@ class FileRef:
     size: int
     stamp: str  # mtime / etag / generation, whatever the store gives: part of the input fingerprint
 
-    def open(self, mode: str = "rb", compression: str | None = "infer"):
-        return fsspec.open(self.url, mode, compression=compression).open()
+    def open(self, mode: str = "rb", compression: str | None = "infer") -> io.BufferedIOBase:
+        """A binary handle (see ``open_input``)."""
+        if mode != "rb":
+            raise ValueError(f"{self.url}: inputs are opened 'rb', not {mode!r}")
+        return open_input(self.url, compression)
+
+
+def open_input(url: str, compression: str | None = "infer") -> io.BufferedIOBase:
+    """A binary handle on an input, decompressing by extension unless ``compression=None``.
+
+    A failure of the byte source itself (opening, reading, seeking) is raised as ``ReadIOError``
+    naming the file, so a reader can tell a transient I/O error from bad bytes: what the
+    decompressor or a parser raises about the content is never a ``ReadIOError``.
+    """
+    try:
+        raw = fsspec.open(url, "rb", compression=None).open()
+    except OSError as exc:
+        raise ReadIOError(f"{url}: cannot open ({type(exc).__name__}: {exc})") from exc
+    handle = io.BufferedReader(_SourceErrors(raw, url), buffer_size=1 << 20)
+    codec = infer_compression(url) if compression == "infer" else compression
+    if not codec:
+        return handle
+    stream = compr[codec](handle, mode="rb")
+    close = stream.close
+
+    def close_both() -> None:  # a decompressor given a file object leaves it open
+        try:
+            close()
+        finally:
+            handle.close()
+
+    stream.close = close_both
+    return stream
+
+
+class _SourceErrors(io.RawIOBase):
+    """The raw byte source, with its OSErrors raised as ``ReadIOError`` (see ``FileRef.open``)."""
+
+    def __init__(self, raw, url: str):
+        self._raw, self._url = raw, url
+
+    def _failed(self, exc: OSError, what: str) -> ReadIOError:
+        return ReadIOError(f"{self._url}: I/O error while {what} ({type(exc).__name__}: {exc})")
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self._raw.seekable()
+
+    def readinto(self, buffer) -> int:
+        try:
+            return self._raw.readinto(buffer)
+        except OSError as exc:
+            raise self._failed(exc, "reading") from exc
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        try:
+            return self._raw.seek(offset, whence)
+        except OSError as exc:
+            raise self._failed(exc, "seeking") from exc
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
 
 
 def _protocol_url(fs: fsspec.AbstractFileSystem, path: str) -> str:
@@ -32,18 +106,20 @@ def _protocol_url(fs: fsspec.AbstractFileSystem, path: str) -> str:
 def expand(spec: str | list[str], extensions: tuple[str, ...]) -> list[FileRef]:
     """Expand files, directories (recursively, by extension) and globs into a sorted file list.
 
-    Raises FileNotFoundError naming the spec when nothing matches: an empty corpus is a mistake.
+    A path that exists is taken literally even when it holds glob characters (``data[1].parquet``);
+    only a path that does not exist is expanded as a glob. Raises FileNotFoundError naming the spec
+    when nothing matches: an empty corpus is a mistake.
     """
     specs = [spec] if isinstance(spec, str) else list(spec)
     found: dict[str, FileRef] = {}
     for item in specs:
         fs, path = url_to_fs(item)
-        if any(ch in path for ch in "*?["):
-            paths = fs.glob(path)
-        elif fs.isdir(path):
+        if fs.isdir(path):
             paths = [p for p in fs.find(path) if p.lower().endswith(extensions)]
         elif fs.exists(path):
             paths = [path]
+        elif any(ch in path for ch in _GLOB_CHARS):
+            paths = fs.glob(path)
         else:
             raise FileNotFoundError(f"input not found: {item}")
         for p in sorted(paths):

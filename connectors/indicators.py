@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pandas as pd
 
-INDICATORS = ("gdp_current_usd", "population", "gdp_per_capita_usd", "internet_users_pct", "tourism_arrivals")
 COLUMNS = ("alpha3", "indicator", "year", "value")
 
 

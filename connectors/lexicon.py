@@ -6,16 +6,19 @@ from importlib import resources
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from audit.geo.lexicon import (
+    EXTRA_SCHEMA,
+    REJECTED_COLUMNS,
     SCHEMA,
     Lexicon,
     LexiconConfig,
     Profile,
     apply_edits,
-    build_lexicon,
 )
+from audit.geo.profiles import build_lexicon
 
 _PROFILE_KEY, _VERSION_KEY = b"benchaudit.lexicon.profile", b"benchaudit.lexicon.version"
 
@@ -30,21 +33,31 @@ def save_lexicon(lexicon: Lexicon, path: str | Path) -> None:
 
 
 def read_lexicon(path: str | Path) -> Lexicon:
+    """A saved lexicon: the SCHEMA columns, plus the extended/gazetteer columns when the file has them
+    (all of them or none: a half-present set is an error)."""
     table = pq.read_table(path)
     missing = [f.name for f in SCHEMA if f.name not in table.column_names]
     if missing:
         raise ValueError(f"{path}: not a benchaudit lexicon, missing columns {missing}")
+    extra = [f.name for f in EXTRA_SCHEMA if f.name in table.column_names]
+    if extra and len(extra) != len(EXTRA_SCHEMA):
+        lacking = [f.name for f in EXTRA_SCHEMA if f.name not in extra]
+        raise ValueError(f"{path}: lexicon has columns {extra} but lacks {lacking}")
+    schema = pa.schema(list(SCHEMA) + (list(EXTRA_SCHEMA) if extra else []))
     meta = table.schema.metadata or {}
     return Lexicon(
-        entries=table.select(SCHEMA.names).cast(SCHEMA).replace_schema_metadata(None),
-        rejected=pd.DataFrame(columns=["alias", "alias_norm", "country_alpha2", "match_type", "source", "reason"]),
+        entries=table.select(schema.names).cast(schema).replace_schema_metadata(None),
+        rejected=pd.DataFrame(columns=REJECTED_COLUMNS),
         profile=meta.get(_PROFILE_KEY, b"custom").decode(),
         version=meta.get(_VERSION_KEY, b"unknown").decode(),
     )
 
 
 def load_lexicon(profile: Profile = "paper", path: str | Path | None = None, edits: str | Path | None = None) -> Lexicon:
-    """The shipped artifact for a profile (or a user's saved lexicon), with a user's edits applied."""
+    """The shipped artifact for a profile (``paper``, ``extended``, ``gazetteer``) or a user's saved
+    lexicon, with a user's edits applied. Its ``rejected`` table is empty: rejection reasons live
+    with a build (``build_lexicon(LexiconConfig(profile=...)).rejected``)."""
+    LexiconConfig(profile=profile)  # validates the profile name
     if path and not Path(path).exists():
         raise FileNotFoundError(f"lexicon file not found: {path}")
     target = Path(path) if path else shipped_path(profile)
@@ -57,3 +70,18 @@ def load_lexicon(profile: Profile = "paper", path: str | Path | None = None, edi
 def read_edits(path: str | Path) -> list[dict[str, str]]:
     with open(path, encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh))
+
+
+def export_lexicon(lexicon: Lexicon, to: str, rejected_to: str | None = None) -> None:
+    """Write the entries for review (Parquet or CSV by extension) and, optionally, the rejected candidates.
+
+    Rejection reasons live with a build, not with the saved artifact, so a loaded lexicon is rebuilt
+    from its sources to list them.
+    """
+    if to.endswith(".parquet"):
+        save_lexicon(lexicon, to)
+    else:
+        lexicon.entries.to_pandas().to_csv(to, index=False)
+    if rejected_to:
+        rejected = lexicon.rejected if not lexicon.rejected.empty else build_lexicon(LexiconConfig(profile=lexicon.profile)).rejected
+        rejected.to_csv(rejected_to, index=False)

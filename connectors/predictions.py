@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from audit.sampling.validate import binary_predictions
+from audit.coreset.validate import binary_predictions
 from connectors.fs import FileRef, describe, expand, fingerprint
 from connectors.targets import (
     EXTENSIONS,

@@ -17,6 +17,7 @@ class ShardRecordWriter:
     """
 
     def __init__(self, url: str, schema: pa.Schema):
+        self.url = url
         self.fs, self.path = url_to_fs(url)
         self.tmp = f"{self.path}.tmp"
         self.schema = schema
@@ -26,11 +27,18 @@ class ShardRecordWriter:
     def write(self, table: pa.Table | None) -> None:
         if table is None or table.num_rows == 0:
             return
+        self._open().write_table(table)
+
+    def write_empty(self) -> None:
+        """Make the file exist with no rows (a small table whose columns a reader still needs)."""
+        self._open()
+
+    def _open(self) -> pq.ParquetWriter:
         if self._writer is None:
             self.fs.makedirs(posixpath.dirname(self.path), exist_ok=True)
             self._handle = self.fs.open(self.tmp, "wb")
             self._writer = pq.ParquetWriter(self._handle, self.schema, compression="zstd")
-        self._writer.write_table(table)
+        return self._writer
 
     def close(self) -> None:
         if self._writer is not None:

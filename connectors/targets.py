@@ -5,7 +5,7 @@ checks every mapped column against each file's schema (Parquet footer, CSV heade
 record) and cuts the table into shards (Parquet row-group ranges, or whole text files) whose ids
 derive from the file URL, size, stamp and row groups, so shard boundaries never depend on Ray.
 ``read_target_shard`` reads only the mapped columns and checks the values (labels 0/1 on every row,
-scores finite probabilities, ids present) with ``audit.sampling.validate``, so a message names the
+scores finite probabilities, ids present) with ``audit.coreset.validate``, so a message names the
 file and the column before any sampling work starts.
 """
 from __future__ import annotations
@@ -20,8 +20,9 @@ import pyarrow.csv as pcsv
 import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
-from audit.sampling.validate import binary_labels, binary_predictions, finite_scores
+from audit.coreset.validate import binary_labels, binary_predictions, finite_scores
 from connectors.fs import FileRef, expand, fingerprint
+from connectors.read_report import InputError, ReadIOError, input_errors
 
 EXTENSIONS = {
     "parquet": (".parquet", ".pq"),
@@ -30,7 +31,7 @@ EXTENSIONS = {
 }
 
 
-class TargetError(ValueError):
+class TargetError(InputError):
     """Bad target or prediction input; the message names the file and the column."""
 
 
@@ -160,9 +161,9 @@ def plan_targets(paths: list[str], columns: TargetColumns, shard_rows: int = 1_0
         file_fmt = fmt or detect_format(ref.url)
         try:
             names, schema, meta = _schema_names(ref, file_fmt)
-        except TargetError:
+        except (TargetError, ReadIOError):
             raise
-        except Exception as exc:  # noqa: BLE001 — any I/O or format error: name the file
+        except Exception as exc:  # any format error: name the file
             raise TargetError(f"{ref.url}: unreadable ({type(exc).__name__}: {exc})") from exc
         check_columns(ref.url, names, columns.names())
         if meta is None:
@@ -187,18 +188,19 @@ def read_columns(ref: FileRef, fmt: str, names: list[str], row_groups: tuple[int
     ``newlines_in_values`` lets quoted CSV values span lines (raw LLM responses, reasoning traces);
     it is off by default because it slows the multi-threaded parse of large target tables.
     """
-    available, _, _ = _schema_names(ref, fmt)
-    check_columns(ref.url, available, names)
-    if fmt == "parquet":
-        with ref.open(compression=None) as fh:
-            pf = pq.ParquetFile(fh)
-            groups = list(row_groups) or list(range(pf.num_row_groups))
-            return pf.read_row_groups(groups, columns=names, use_threads=False)
-    with ref.open() as fh:
-        if fmt == "csv":
-            return pcsv.read_csv(fh, parse_options=pcsv.ParseOptions(newlines_in_values=newlines_in_values),
-                                 convert_options=pcsv.ConvertOptions(include_columns=names))
-        return pjson.read_json(fh).select(names)
+    with input_errors(ref.url, TargetError):  # a parse error (Arrow names the row) also names the file
+        available, _, _ = _schema_names(ref, fmt)
+        check_columns(ref.url, available, names)
+        if fmt == "parquet":
+            with ref.open(compression=None) as fh:
+                pf = pq.ParquetFile(fh)
+                groups = list(row_groups) or list(range(pf.num_row_groups))
+                return pf.read_row_groups(groups, columns=names, use_threads=False)
+        with ref.open() as fh:
+            if fmt == "csv":
+                return pcsv.read_csv(fh, parse_options=pcsv.ParseOptions(newlines_in_values=newlines_in_values),
+                                     convert_options=pcsv.ConvertOptions(include_columns=names))
+            return pjson.read_json(fh).select(names)
 
 
 def _ids(column: pa.ChunkedArray, name: str, url: str) -> np.ndarray:

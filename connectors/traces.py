@@ -29,8 +29,8 @@ import pandas as pd
 import pyarrow as pa
 import yaml
 
-from audit.sampling.traces import RubricStep
-from audit.sampling.validate import align_predictions
+from audit.coreset.validate import align_predictions
+from audit.traces.rubric import RubricStep
 from connectors.fs import FileRef, describe, expand, fingerprint
 from connectors.predictions import Predictions
 from connectors.targets import (

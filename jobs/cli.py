@@ -1,41 +1,74 @@
-"""``benchaudit``: one command, a subcommand per job.
+"""``benchaudit``: one command, a subcommand per job (a registry line each).
 
     benchaudit geo                       # the embedded default: shipped captions, local Ray
-    benchaudit geo --corpus wit:wit:s3://bucket/wit/*.tsv.gz --group-by language --address auto
-    benchaudit geo lexicon --profile extended --out lexicon.csv --rejected rejected.csv
+    benchaudit geo --corpus wit:wit:s3://bucket/wit/*.tsv.gz --group-column language --address auto
+    benchaudit geo lexicon --profile extended --to lexicon.csv --rejected rejected.csv
+    benchaudit coreset build --input targets.parquet --tau 0.8
 """
 from __future__ import annotations
 
-import argparse
 import importlib
+import logging
 import sys
+from collections.abc import Sequence
+from importlib import metadata
 
-from pydantic import ValidationError
+from jobs.common.config import RunOptions
+from jobs.common.errors import failure_lines, format_traceback
+from jobs.common.flags import Command, build_parser, make_config, parse
+from jobs.common.ray_start import hush_native_noise
 
-# Each module adds its subcommand(s) with ``add_parser(sub)`` and sets ``run`` on them.
-JOB_CLIS = ("jobs.geo_cli", "jobs.conventions_cli", "jobs.scorers_cli", "jobs.docs_cli", "jobs.coreset_cli")
-# Two-word commands that map onto one subcommand name.
-ALIASES = {("geo", "lexicon"): "geo-lexicon", ("docs", "template"): "docs-template", ("coreset", "build"): "coreset-build", ("coreset", "estimate"): "coreset-estimate", ("coreset", "study"): "coreset-study", ("coreset", "traces"): "coreset-traces"}
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="benchaudit", description="Audits of what AI benchmark scores and caption corpora measure, on Ray.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="JOB")
-    for module in JOB_CLIS:
-        importlib.import_module(module).add_parser(sub)
-    return parser
+# The registry: each module holds one top-level ``COMMAND`` (with its nested subcommands).
+JOB_CLIS = ("jobs.geo.cli", "jobs.conventions.cli", "jobs.scorers.cli", "jobs.docs.cli", "jobs.coreset.cli",
+            "jobs.traces.cli", "jobs.landscape.cli",
+            "jobs.contamination.cli",
+            "jobs.runs.cli", "jobs.reaudit.cli", "jobs.submit.cli", "jobs.report.cli")
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if tuple(argv[:2]) in ALIASES:
-        argv = [ALIASES[tuple(argv[:2])], *argv[2:]]
-    args = build_parser().parse_args(argv)
+def commands() -> list[Command]:
+    return [importlib.import_module(m).COMMAND for m in JOB_CLIS]
+
+
+def version() -> str:
     try:
-        return args.run(args)
-    except (ValidationError, ValueError, FileNotFoundError) as exc:
-        print(f"benchaudit {args.command}: error: {exc}", file=sys.stderr)
+        return metadata.version("benchaudit")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _import(target: str):
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser(commands(), version())
+    bound = parse(parser, sys.argv[1:] if argv is None else argv)
+    if bound is None or bound.command.run is None:  # 'benchaudit' or 'benchaudit coreset' alone: show what exists
+        (parser if bound is None else bound.parser).print_help()
         return 2
+    command = bound.command
+    if command.replaced_by:
+        print(f"{bound.prog}: warning: deprecated; use '{command.replaced_by}'", file=sys.stderr)
+    log_level = bound.given.get("log_level", "info")
+    if log_level != "debug" and argv is None:  # a real command line, not a caller embedding main()
+        hush_native_noise()
+    logging.basicConfig(level=logging.DEBUG if log_level == "debug" else logging.WARNING, format="%(message)s")
+    try:
+        opts = make_config(RunOptions, bound.given)
+        cfg = make_config(command.config, bound.given) if command.config is not None else None
+        result = _import(command.run)(cfg, opts)
+    except BaseException as exc:  # noqa: BLE001 -- every failure becomes at most three lines
+        if isinstance(exc, SystemExit):
+            raise
+        if log_level == "debug":
+            print(format_traceback(exc), file=sys.stderr)
+        print("\n".join(failure_lines(bound.prog, exc)), file=sys.stderr)
+        return 130 if isinstance(exc, KeyboardInterrupt) else (1 if getattr(exc, "resumable", False) else 2)
+    if log_level in ("debug", "info"):
+        lines = [f"{name.rstrip('/').split('.')[0]}: {result}/{name}" for name in command.outputs] if command.outputs else [str(result)]
+        print("\n".join(lines))
+    return 0
 
 
 if __name__ == "__main__":

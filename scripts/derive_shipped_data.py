@@ -29,7 +29,8 @@ def derive_country_facts(shared: Path) -> None:
         w.writerow(["alpha2", "alpha3", "demonym_m", "demonym_f", "region", "subregion", "independent"])
         for r in sorted(rows, key=lambda r: r["cca2"]):
             dem = r.get("demonyms", {}).get("eng", {})
-            w.writerow([r["cca2"], r["cca3"], dem.get("m", ""), dem.get("f", ""), r.get("region", ""), r.get("subregion", ""), bool(r.get("independent"))])
+            w.writerow([r["cca2"], r["cca3"], dem.get("m", ""), dem.get("f", ""), r.get("region", ""), r.get("subregion", ""),
+                        bool(r.get("independent"))])
     shutil.copyfile(shared / "geo_lexicon" / "LICENSE_mledoze_ODbL.md", out.parent / "LICENSE_mledoze_ODbL.md")
 
 

@@ -1,9 +1,12 @@
 """Small builders of real input files for tests (no mocks: real tar shards, real Parquet)."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import math
 import tarfile
+from pathlib import Path
 
 
 def write_tar(path, samples: list[tuple[str, bytes | None, dict | None]]) -> None:
@@ -15,3 +18,54 @@ def write_tar(path, samples: list[tuple[str, bytes | None, dict | None]]) -> Non
                 info = tarfile.TarInfo(f"{key}.{ext}")
                 info.size = len(payload)
                 tar.addfile(info, io.BytesIO(payload))
+
+
+# ---- lm-evaluation-harness --log_samples output, in lm-eval's own format --------------------------
+DATE = "2026-05-13T10-21-33.123456"
+CONTEXT = "Question: Which gas do plants absorb?\nAnswer:"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def lm_eval_sample(doc_id: int, lls: list[float], target: int | str, options: list[str] | None = None) -> dict:
+    """One line as lm-eval's EvaluationTracker.save_results_samples writes it (values through sanitize_list)."""
+    options = options or [f" option {i}" for i in range(len(lls))]
+    greedy = [i == max(range(len(lls)), key=lambda j: lls[j]) for i in range(len(lls))]
+    doc = {"question": "Which gas do plants absorb?", "choices": {"text": [o.strip() for o in options]}, "answerKey": target}
+    return {
+        "doc_id": doc_id, "doc": doc, "target": str(target),
+        "arguments": {f"gen_args_{i}": {"arg_0": CONTEXT, "arg_1": o} for i, o in enumerate(options)},
+        "resps": [[[str(ll), str(g)]] for ll, g in zip(lls, greedy)],
+        "filtered_resps": [[str(ll), str(g)] for ll, g in zip(lls, greedy)],
+        "filter": "none", "metrics": ["acc", "acc_norm"],
+        "doc_hash": _sha(json.dumps(doc)), "prompt_hash": _sha(CONTEXT), "target_hash": _sha(str(target)), "acc": 0.0, "acc_norm": 0.0,
+    }
+
+
+def write_lm_eval_run(root: Path, model: str, records: list[dict], acc: float) -> None:
+    folder = root / model.replace("/", "__")
+    folder.mkdir(parents=True)
+    (folder / f"samples_arc_easy_{DATE}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    results = {"results": {"arc_easy": {"alias": "arc_easy", "acc,none": acc}}, "config": {"model": "hf",
+               "model_args": f"pretrained={model}"}, "model_name": model}
+    (folder / f"results_{DATE}.json").write_text(json.dumps(results))
+
+
+LN = math.log
+A = [[LN(0.05), LN(0.025), LN(0.0125), LN(0.0125)], [-3.0, -3.0, -3.0, -3.0], [LN(0.08), LN(0.02)]]
+B = [[LN(0.1), LN(0.3), LN(0.3), LN(0.3)], [-1.0, -2.0, -3.0, -4.0], [LN(0.02), LN(0.08)]]
+TARGETS = [0, 2, " option 1"]
+
+
+def write_lm_eval_runs(root: Path, option_text: str = " option") -> Path:
+    """Two models' runs of one task (4-, 4- and 2-option items, and one item whose answer index is out of
+    range) under ``root``; returns the folder ``--from-lm-eval`` takes."""
+    two = [f"{option_text} 0", f"{option_text} 1"]
+    for model, lls, acc in (("org/model-a", A, 1 / 3), ("org/model-b", B, 1 / 3)):
+        records = [lm_eval_sample(i, ll, t, two if len(ll) == 2 else [f"{option_text} {j}" for j in range(len(ll))])
+                   for i, (ll, t) in enumerate(zip(lls, TARGETS))]
+        records.append(lm_eval_sample(3, [-1.0, -2.0, -3.0, -4.0], 7))  # answer index out of range
+        write_lm_eval_run(root, model, records, acc)
+    return root

@@ -15,10 +15,11 @@ def ray_local():
     """A local Ray with more logical CPUs than cores, so no stage can starve another of a slot."""
     import ray
 
-    from jobs.runtime import init_ray
+    from jobs.common.ray_start import init_ray
 
     if not ray.is_initialized():
-        ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
+        # address="local": a new local Ray even when a `ray start` cluster (or its stale address file) is on this machine
+        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
     init_ray(None)  # the jobs' own entry point, which reuses the running instance
     yield ray
     ray.shutdown()

@@ -18,37 +18,17 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from audit.docs.criteria import CRITERIA, ordered_criteria
+from audit.stats.agreement import cohen_kappa
 
 SCORE_COLUMNS = ("resource", "annotator", "criterion", "score")
 OVERALL = "overall"
-
-
-def cohen_kappa(labels_a: Sequence[Hashable], labels_b: Sequence[Hashable]) -> float:
-    """Unweighted Cohen's kappa ``(p_o - p_e) / (1 - p_e)`` of two raters over the same items.
-
-    ``p_e`` uses each rater's own label frequencies. When both raters use one and the same label
-    throughout, ``p_e = 1`` and kappa is undefined: NaN is returned (as scikit-learn does).
-    """
-    if len(labels_a) != len(labels_b):
-        raise ValueError(f"raters labelled different numbers of items: {len(labels_a)} vs {len(labels_b)}")
-    if len(labels_a) == 0:
-        raise ValueError("cohen_kappa needs at least one item")
-    a, b = pd.Series(list(labels_a), dtype=object), pd.Series(list(labels_b), dtype=object)
-    observed = float((a.to_numpy() == b.to_numpy()).mean())
-    freq_a, freq_b = a.value_counts(normalize=True), b.value_counts(normalize=True)
-    expected = float(
-        sum(freq_a.get(label, 0.0) * freq_b.get(label, 0.0) for label in set(freq_a.index) | set(freq_b.index))
-    )
-    if expected == 1.0:
-        return float("nan")
-    return (observed - expected) / (1.0 - expected)
 
 
 def parse_reviewer_scores(text: str, source: str, criteria: Sequence[str] = CRITERIA) -> pd.DataFrame:

@@ -7,6 +7,7 @@ rows) is all the statistics need, so it runs on the driver after the distributed
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +15,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
-from connectors.indicators import INDICATORS
+# The World Bank indicators the association is computed against (the indicator table's ``indicator`` values).
+INDICATORS = ("gdp_current_usd", "population", "gdp_per_capita_usd", "internet_users_pct", "tourism_arrivals")
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,18 @@ def _bootstrap_r(x: np.ndarray, y: np.ndarray, replicates: int, seed: int) -> di
 
 
 def associate(counts: dict[str, int], indicators: pd.DataFrame, alpha3_of: dict[str, str], cfg: AssociationConfig) -> dict:
-    """GDP-share correlations, single-indicator fits and GDP-plus-one fits for one corpus."""
+    """GDP-share correlations, single-indicator fits and GDP-plus-one fits for one corpus.
+
+    With few countries a statistic can be undefined (constant input, zero variance); it is then
+    reported as NaN (``null`` in summary.json), so numpy's and scipy's warnings about it are noise.
+    """
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        return _associate(counts, indicators, alpha3_of, cfg)
+
+
+def _associate(counts: dict[str, int], indicators: pd.DataFrame, alpha3_of: dict[str, str], cfg: AssociationConfig) -> dict:
     df = country_table(counts, indicators, alpha3_of, cfg)
     out: dict = {"config": cfg.__dict__, "n_countries": int(len(df)), "countries": df["alpha2"].tolist()}
     if len(df) < 3:

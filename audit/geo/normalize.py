@@ -30,6 +30,18 @@ def normalize_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     return pc.binary_join_element_wise(SEP, out, SEP, "")
 
 
+def normalize_cased_array(texts: pa.Array | pa.ChunkedArray, is_nfkc: bool = False) -> pa.Array:
+    """``normalize_array`` without the lower-casing: same separators, same byte offsets wherever
+    lower-casing keeps a character's length (every ASCII and almost every other letter), so the
+    resolver can see whether a name it matched was written with capitals. ``is_nfkc``: the texts
+    are NFKC already (the resolver normalizes once for this and the address patterns)."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    out = texts if is_nfkc else pc.utf8_normalize(texts, "NFKC")
+    out = pc.replace_substring_regex(out, _NON_WORD, SEP)
+    return pc.binary_join_element_wise(SEP, out, SEP, "")
+
+
 def normalize_text(text: str) -> str:
     """Normalize one string with exactly the kernels used for captions."""
     return normalize_array(pa.array([text], pa.string()))[0].as_py()

@@ -1,30 +1,59 @@
 """Deterministic country resolution of caption text, a whole Arrow batch at a time.
 
-The batch is normalized with Arrow kernels and one Aho–Corasick automaton (ahocorasick-rs, chosen by
-measurement in bench/bench_resolver.py) scans the Arrow UTF-8 data buffer in place, leftmost-longest
-and non-overlapping, so no Python string is made per record. Python only touches the (rare)
-matches: it maps each byte offset back to its record with the Arrow offsets, pairs "City, Region",
-counts each distinct alias once and scores countries as s(c) = 4·n_country + 3·n_demonym +
-2·(n_city + n_region). A record is ``single_country`` (one country matched), ``weighted_majority``
-(several, one uniquely highest score), ``ambiguous`` (a tie at the top) or ``unresolved``.
+The batch is repaired (mojibake), normalized with Arrow kernels, and scanned by Aho–Corasick automata
+(ahocorasick-rs, chosen by measurement in bench/bench_resolver.py) over the Arrow UTF-8 data buffers in
+place, leftmost-longest and non-overlapping, so no Python string is made per record. Names that
+match in any case are searched in the lower-cased text; names that count only when capitalised
+(small towns, state codes, "US") are searched, as written, in a second copy of the normalized text
+that keeps its case, whose bytes line up with the first. Python only touches the (rare) matches: it
+maps each byte offset back to its record with the Arrow offsets and decides the record.
+
+Two decision rules, chosen by the lexicon:
+
+* ``weighted`` (``paper``, ``extended``): each distinct alias counts once, s(c) = 4·n_country +
+  3·n_demonym + 2·(n_city + n_region), "City, Region" pairs go to the region's country.
+* ``evidence`` (``gazetteer``): places outrank demonyms, codes and regions confirm the town before
+  them, context-only names need their country named elsewhere, postal addresses count
+  (``audit.geo.evidence``).
+
+A record is ``single_country`` (one country matched), ``weighted_majority`` (several, one uniquely
+highest score), ``ambiguous`` (a tie at the top) or ``unresolved``; every resolved record also gets an
+evidence tier, and with ``min_evidence`` a record below that tier is ``unresolved``.
 """
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ahocorasick_rs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from audit.geo.lexicon import MATCH_WEIGHTS
-from audit.geo.normalize import normalize_array, search_pattern
+from audit.geo.addresses import find_addresses
+from audit.geo.evidence import (
+    PLACE_WEIGHTS,
+    STREET_TYPES,
+    TIER_RANK,
+    TIERS,
+    check_min_evidence,
+    is_locative,
+    tier_of,
+)
+from audit.geo.lexicon import GAZETTEER_MATCH_TYPES, MATCH_WEIGHTS
+from audit.geo.mojibake import repair_mojibake
+from audit.geo.normalize import SEP, normalize_array, normalize_cased_array, search_pattern
 
 OUTCOMES = ("single_country", "weighted_majority", "ambiguous", "unresolved")
 UNRESOLVED = OUTCOMES.index("unresolved")
 MATCH_TYPES = tuple(MATCH_WEIGHTS)
+ALL_MATCH_TYPES = (*MATCH_TYPES, *GAZETTEER_MATCH_TYPES, "address")
+_T = {t: i for i, t in enumerate(ALL_MATCH_TYPES)}
 MATCH_STRUCT = pa.struct([("alias", pa.string()), ("country", pa.string()), ("match_type", pa.string())])
+POLICIES = ("weighted", "evidence")
+_CASE = {"any": 0, "initial": 1, "upper": 2}
+_LOCATIVE_TOKENS = 2  # how many tokens before a town the locative rule looks at
 
 
 @dataclass(frozen=True)
@@ -36,97 +65,274 @@ class Resolution:
     score: pa.Array  # int16: winning (or tied top) score, 0 when unresolved
     matches: pa.Array | None  # list<struct<alias, country, match_type>>, when asked for
     match_type_counts: dict[str, int]  # distinct (record, alias) matches by type, for the summary
+    tier: pa.Array | None = None  # dictionary<int8, string> over evidence.TIERS; null when nothing was decided
+    tier_counts: dict[str, int] = field(default_factory=dict)  # resolved records by tier (before min_evidence)
+    mojibake_repaired: int = 0  # records whose text was repaired before matching
+    below_min_evidence: int = 0  # records resolved but turned unresolved by min_evidence
+
+
+@dataclass
+class _Hit:
+    """One matched alias of one record: its span and the entries still in play."""
+
+    alias: str
+    start: int
+    end: int
+    entries: list[tuple]  # (alias_norm, country, type, pair_only, context_only, case, admin1, population)
+    paired: bool = False
 
 
 class CountryResolver:
-    """A compiled lexicon. Build once per worker (it is pure state) and call on every batch."""
+    """A compiled lexicon. Build once per worker (it is pure state) and call on every batch.
 
-    def __init__(self, entries: pa.Table):
-        cols = entries.select(["alias_norm", "country_alpha2", "match_type", "requires_city_before"]).to_pydict()
-        self.countries: list[str] = sorted(set(cols["country_alpha2"]))
-        code_index = {c: i for i, c in enumerate(self.countries)}
-        patterns: list[bytes] = []
-        self._entries: list[list[tuple[str, int, int, bool]]] = []  # per pattern: (alias, country, type, pair_only)
-        pattern_ids: dict[str, int] = {}
-        for alias, code, mtype, pair_only in zip(*cols.values()):
-            pattern = search_pattern(alias)
-            if pattern not in pattern_ids:
-                pattern_ids[pattern] = len(self._entries)
-                self._entries.append([])
-                patterns.append(pattern.encode("utf-8"))
-            self._entries[pattern_ids[pattern]].append((alias, code_index[code], MATCH_TYPES.index(mtype), bool(pair_only)))
-        self._automaton = ahocorasick_rs.BytesAhoCorasick(patterns, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+    ``policy`` is inferred from the lexicon when not given: ``evidence`` when it holds gazetteer
+    match types (towns, codes, blockers), else ``weighted``. ``addresses`` (postal codes) defaults to
+    on for the evidence policy.
+    """
+
+    def __init__(self, entries: pa.Table, *, min_evidence: str | None = None, policy: str | None = None,
+                 repair_mojibake: bool = True, addresses: bool | None = None):
+        cols = _columns(entries)
+        types = set(cols["match_type"])
+        self.policy = policy or ("evidence" if types & set(GAZETTEER_MATCH_TYPES) else "weighted")
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+        self.min_evidence = check_min_evidence(min_evidence)
+        self.repair = repair_mojibake
+        self.addresses = self.policy == "evidence" if addresses is None else addresses
+        self.countries: list[str] = sorted({c for c in cols["country_alpha2"] if c})
+        self.match_types = [t for t in ALL_MATCH_TYPES if t in MATCH_TYPES or t in types or (t == "address" and self.addresses)]
+        code_index = self._code_of = {c: i for i, c in enumerate(self.countries)}
+        by_norm: dict[str, list[tuple]] = defaultdict(list)
+        written: dict[str, set[str]] = defaultdict(set)
+        for alias, norm, code, mtype, pair_only, ctx, case, admin1, pop in zip(*cols.values()):
+            entry = (norm, code_index.get(code, -1), _T[mtype], bool(pair_only), bool(ctx), _CASE[case],
+                     frozenset(admin1.split(";")) if admin1 else frozenset(), int(pop or 0))
+            by_norm[norm].append(entry)
+            written[norm].add(alias)
+        lower_patterns: dict[str, list[tuple]] = {}
+        cased_patterns: dict[str, list[tuple]] = defaultdict(list)
+        capitalised_only: list[str] = []
+        for norm, ents in by_norm.items():
+            if any(e[5] == 0 for e in ents):
+                lower_patterns.setdefault(search_pattern(norm), []).extend(ents)
+            else:
+                capitalised_only.append(norm)
+        for norm, form, upper in _cased_forms(capitalised_only, written):
+            cased_patterns[form].extend(e for e in by_norm[norm] if upper or e[5] == 1)
+        cased_patterns = {p: v for p, v in cased_patterns.items() if v}  # "Tx" is no form of the code TX
+        self._entries = list(lower_patterns.values()) + [list(dict.fromkeys(v)) for v in cased_patterns.values()]
+        self._n_lower = len(lower_patterns)
+        kind = ahocorasick_rs.MatchKind.LeftmostLongest
+        self._lower = ahocorasick_rs.BytesAhoCorasick([p.encode() for p in lower_patterns], matchkind=kind)
+        self._cased = (ahocorasick_rs.BytesAhoCorasick([p.encode() for p in cased_patterns], matchkind=kind)
+                       if cased_patterns else None)
+        self._needs_case = self._cased is not None or any(e[5] for ents in lower_patterns.values() for e in ents)
+        # A pattern whose every entry is context-only or pair-only decides nothing alone: its hits
+        # are dropped, vectorised, from records with no other name, no neighbour and no address.
+        self._anchors = np.array([any(not (e[3] or e[4]) for e in ents) for ents in self._entries], dtype=bool)
+        self._blocked = [any(e[2] == _T["collocation"] for e in ents) for ents in self._entries]
+        # lower-case patterns holding an entry with a case rule need the check; cased ones passed it
+        self._check_case = [i < self._n_lower and any(e[5] for e in ents) for i, ents in enumerate(self._entries)]
         self._country_dict = pa.array(self.countries, pa.string())
 
+    def at_min_evidence(self, tier: str | None) -> CountryResolver:
+        """The same compiled lexicon at another operating point (no recompiling)."""
+        other = copy.copy(self)
+        other.min_evidence = check_min_evidence(tier)
+        return other
+
+    # ---- batch ---------------------------------------------------------------------------------
     def resolve(self, texts: pa.Array | pa.ChunkedArray, with_matches: bool = False) -> Resolution:
         """Resolve every record of ``texts`` (nulls resolve as empty text)."""
-        norm = pc.fill_null(normalize_array(texts), "")
-        if isinstance(norm, pa.ChunkedArray):
-            norm = norm.combine_chunks()
-        if norm.type == pa.large_string():
-            norm = norm.cast(pa.string())
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        if texts.type == pa.large_string():
+            texts = texts.cast(pa.string())
+        repaired = 0
+        if self.repair:
+            texts, repaired = repair_mojibake(texts)
+        nfkc = pc.utf8_normalize(pc.fill_null(texts, ""), "NFKC") if self._needs_case or self.addresses else None
+        if self._needs_case:
+            # one separator pass: the lower-cased text is the cased one lower-cased (same kernels,
+            # same result: lower-casing maps letters to letters and leaves separators alone)
+            cased = _plain(normalize_cased_array(nfkc, is_nfkc=True))
+            norm = _plain(pc.utf8_lower(cased))
+        else:
+            cased = None
+            norm = _plain(pc.fill_null(normalize_array(texts), ""))
         n = len(norm)
         offsets = np.frombuffer(norm.buffers()[1], dtype=np.int32, count=n + 1, offset=norm.offset * 4)
-        data = norm.buffers()[2]
-        found = []
-        if data is not None and offsets[-1] > offsets[0]:
-            view = memoryview(data).cast("B")[offsets[0]:offsets[-1]]
-            found = self._automaton.find_matches_as_indexes(view)
+        base = int(offsets[0])
+        lower_view = _view(norm, offsets)
+        cased_view = None
+        aligned = None
+        hits = _scan(self._lower, lower_view, 0)
+        if cased is not None:
+            coff = np.frombuffer(cased.buffers()[1], dtype=np.int32, count=n + 1, offset=cased.offset * 4)
+            cased_view = _view(cased, coff)
+            # byte offsets line up only where lower-casing kept the record's length (nearly always)
+            aligned = np.diff(coff) == np.diff(offsets)
+            if self._cased is not None:
+                chits = _scan(self._cased, cased_view, self._n_lower)
+                if len(chits):
+                    crec = np.searchsorted(coff - coff[0], chits[:, 1], side="right") - 1
+                    chits = chits[aligned[crec]]
+                    hits = np.concatenate([hits, chits]) if len(hits) else chits
+        addresses: dict[int, list] = defaultdict(list)
+        if self.addresses:
+            for a in find_addresses(nfkc):
+                addresses[a.row].append(a)
 
         country_idx = np.full(n, -1, dtype=np.int32)
         outcome = np.full(n, UNRESOLVED, dtype=np.int8)
         score = np.zeros(n, dtype=np.int16)
-        type_counts = dict.fromkeys(MATCH_TYPES, 0)
-        per_record_matches: dict[int, list[tuple[str, int, int]]] = {}
-        if found:
-            hits = np.asarray(found, dtype=np.int64)  # (pattern, start, end) in bytes, in text order
-            recs = np.searchsorted(offsets - offsets[0], hits[:, 1], side="right") - 1
-            grouped: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+        tier = np.full(n, -1, dtype=np.int8)
+        type_counts = dict.fromkeys(self.match_types, 0)
+        per_record: dict[int, list[tuple[str, int, int]]] = {}
+        rec_start = (offsets - base).tolist()
+        grouped: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+        if len(hits):
+            hits = hits[np.lexsort((-hits[:, 2], hits[:, 1]))]
+            recs = np.searchsorted(offsets - base, hits[:, 1], side="right") - 1
+            if self.policy == "evidence":
+                hits, recs = self._drop_lone_context(hits, recs, n, addresses)
             for (pid, start, end), rec in zip(hits.tolist(), recs.tolist()):
                 grouped[rec].append((start, end, pid))
-            for rec, spans in grouped.items():
-                kept = self._select(spans)
-                if not kept:
-                    continue
-                per_record_matches[rec] = kept
-                for _, _, mtype in kept:
-                    type_counts[MATCH_TYPES[mtype]] += 1
-                country_idx[rec], outcome[rec], score[rec] = _decide(kept)
+        for rec in addresses:
+            grouped.setdefault(rec, [])
+        decide = self._weighted if self.policy == "weighted" else self._evidence
+        for rec, spans in grouped.items():
+            view = cased_view if aligned is not None and aligned[rec] else None
+            kept, decision = decide(spans, lower_view, view, rec_start[rec], addresses.get(rec, ()))
+            if not kept:
+                continue
+            per_record[rec] = kept
+            for _, _, mtype in kept:
+                type_counts[ALL_MATCH_TYPES[mtype]] += 1
+            country_idx[rec], outcome[rec], score[rec], tier[rec] = decision
 
-        country = pa.DictionaryArray.from_arrays(
-            pa.array(country_idx, mask=country_idx < 0), self._country_dict
-        ).cast(pa.string())
-        matches = self._matches_array(n, per_record_matches) if with_matches else None
+        tier_counts = {t: int(c) for t, c in zip(TIERS, np.bincount(tier[tier >= 0], minlength=len(TIERS)))}
+        below = 0
+        if self.min_evidence is not None:
+            weak = (tier > TIER_RANK[self.min_evidence]) & (country_idx >= 0)
+            below = int(weak.sum())
+            country_idx[weak] = -1
+            outcome[weak] = UNRESOLVED
+        country = pa.DictionaryArray.from_arrays(pa.array(country_idx, mask=country_idx < 0), self._country_dict).cast(pa.string())
         return Resolution(
             country=country,
             outcome=pa.DictionaryArray.from_arrays(pa.array(outcome), pa.array(OUTCOMES)),
             score=pa.array(score),
-            matches=matches,
+            matches=self._matches_array(n, per_record) if with_matches else None,
             match_type_counts=type_counts,
+            tier=pa.DictionaryArray.from_arrays(pa.array(tier, mask=tier < 0), pa.array(TIERS)),
+            tier_counts=tier_counts,
+            mojibake_repaired=repaired,
+            below_min_evidence=below,
         )
 
-    def _select(self, spans: list[tuple[int, int, int]]) -> list[tuple[str, int, int]]:
-        """One record's matches (non-overlapping, in text order) → distinct (alias, country, type).
+    # ---- the weighted rule (paper, extended) -----------------------------------------------------
+    def _weighted(self, spans, lower, cased, rec_start, _addresses):
+        """One record's matches (in text order) → distinct (alias, country, type) and the decision.
 
         Adjacent tokens share no byte: a pattern ends on the first space of a double-space separator
         and the next one starts on the second, so "City, Region" is ``start == previous end``.
         """
-        out: list[tuple[str, int, int]] = []
-        prev_city_end = -1
-        region = MATCH_TYPES.index("region")
-        city = MATCH_TYPES.index("city")
-        for start, end, pid in spans:
-            entries = self._entries[pid]
-            follows_city = start == prev_city_end
-            prev_city_end = end if any(e[2] == city for e in entries) else -1
-            for alias, code, mtype, pair_only in entries:
+        out: list[tuple[str, int, int, int]] = []
+        prev_end, prev_cities = -1, set()
+        region, city = _T["region"], _T["city"]
+        for start, end, pid in _leftmost_longest(spans):
+            entries = [e for e in self._entries[pid] if _case_ok(e[5], lower, cased, start, end)]
+            follows_city = start == prev_end and bool(prev_cities)
+            regions = [e for e in entries if e[2] == region]
+            agreeing = {e[1] for e in regions} & prev_cities if follows_city else set()
+            prev_end = end
+            prev_cities = {e[1] for e in entries if e[2] == city}
+            for alias, code, mtype, pair_only, *_ in entries:
                 if mtype == region and follows_city:
+                    if agreeing and code not in agreeing:
+                        continue  # a region name shared by several countries: the city's one
                     # "Paris, Texas": the region decides; the city just before it is dropped.
                     out = [m for m in out if not (m[2] == city and m[3] == start)]
                 elif pair_only:
                     continue
                 out.append((alias, code, mtype, end))
-        return sorted({(a, c, t) for a, c, t, _ in out})
+        kept = sorted({(a, c, t) for a, c, t, _ in out})
+        return kept, (_decide(kept) if kept else None)
+
+    # ---- the evidence rule (gazetteer) ----------------------------------------------------------
+    def _evidence(self, spans, lower, cased, rec_start, addresses):
+        hits: list[_Hit] = []
+        for start, end, pid in _leftmost_longest(spans):
+            if self._blocked[pid]:
+                continue  # a blocker: "french fries" says nothing about France
+            entries = self._entries[pid]
+            if self._check_case[pid]:
+                entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
+            if entries and _next_token(lower, end) not in STREET_TYPES:
+                hits.append(_Hit(entries[0][0], start, end, entries))
+        if len(hits) == 1 and not addresses:
+            alone = [e for e in hits[0].entries if not (e[3] or e[4])]
+            if len(alone) == 1:  # the common case: one name, one country
+                (norm, code, mtype, *_), = alone
+                name = ALL_MATCH_TYPES[mtype]
+                locative = name == "town" and is_locative(_tokens_before(lower, rec_start, hits[0].start))
+                weight = 1 if name == "demonym" else PLACE_WEIGHTS[name]
+                return [(norm, code, mtype)], (code, 0, weight, TIER_RANK[tier_of([name], locative)])
+        _pair(hits)
+        for h in hits:
+            if not h.paired:
+                h.entries = [e for e in h.entries if not e[3]]
+        hits = [h for h in hits if h.entries]
+        for a in addresses:
+            code = self._code_index(a.country)
+            if code >= 0:
+                hits.append(_Hit(a.alias, -1, -1, [(a.alias, code, _T["address"], False, False, 0, frozenset(), 0)], paired=True))
+        _agree(hits)
+        hits = [h for h in hits if h.entries]
+        if not hits:
+            return [], None
+        place: dict[int, int] = defaultdict(int)
+        demonym: dict[int, int] = defaultdict(int)
+        support: dict[int, list[tuple[int, _Hit]]] = defaultdict(list)
+        for h in hits:
+            for e in h.entries:
+                name = ALL_MATCH_TYPES[e[2]]
+                if name == "demonym":
+                    demonym[e[1]] += 1
+                else:
+                    place[e[1]] += PLACE_WEIGHTS[name]
+                support[e[1]].append((e[2], h))
+        board = place if place else demonym
+        ranked = sorted(board.items(), key=lambda kv: -kv[1])
+        kept = sorted({(e[0], e[1], e[2]) for h in hits for e in h.entries})
+        top = ranked[0][1]
+        total = top + (sum(demonym.values()) if place else 0)
+        if len(ranked) > 1 and ranked[1][1] == top:
+            return kept, (-1, OUTCOMES.index("ambiguous"), total, -1)
+        winner = ranked[0][0]
+        mine = support[winner]
+        distinct = {(t, h.alias) for t, h in mine}
+        town = next((h for t, h in mine if t == _T["town"]), None)
+        locative = town is not None and is_locative(_tokens_before(lower, rec_start, town.start))
+        tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative)
+        outcome = "single_country" if len(set(place) | set(demonym)) == 1 else "weighted_majority"
+        s = place.get(winner, 0) + demonym.get(winner, 0)
+        return kept, (winner, OUTCOMES.index(outcome), s, TIER_RANK[tier])
+
+    def _drop_lone_context(self, hits: np.ndarray, recs: np.ndarray, n: int, addresses: dict) -> tuple[np.ndarray, np.ndarray]:
+        anchor = self._anchors[hits[:, 0]]
+        keep = anchor | (np.bincount(recs, weights=anchor, minlength=n) > 0)[recs]
+        adjacent = (recs[1:] == recs[:-1]) & (hits[1:, 1] == hits[:-1, 2])
+        keep[1:] |= adjacent
+        keep[:-1] |= adjacent
+        if addresses:
+            keep |= np.isin(recs, np.fromiter(addresses, dtype=np.int64))
+        return hits[keep], recs[keep]
+
+    def _code_index(self, code: str) -> int:
+        return self._code_of.get(code, -1)
 
     def _matches_array(self, n: int, per_record: dict[int, list[tuple[str, int, int]]]) -> pa.Array:
         offsets = np.zeros(n + 1, dtype=np.int32)
@@ -137,7 +343,7 @@ class CountryResolver:
             for alias, code, mtype in kept:
                 aliases.append(alias)
                 codes.append(self.countries[code])
-                types.append(MATCH_TYPES[mtype])
+                types.append(ALL_MATCH_TYPES[mtype])
         np.cumsum(offsets, out=offsets)
         values = pa.StructArray.from_arrays(
             [pa.array(aliases, pa.string()), pa.array(codes, pa.string()), pa.array(types, pa.string())],
@@ -146,16 +352,154 @@ class CountryResolver:
         return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def _decide(kept: list[tuple[str, int, int]]) -> tuple[int, int, int]:
-    """(country index or -1, outcome code, top score) from one record's distinct matches."""
-    scores: dict[int, int] = defaultdict(int)
-    for _, code, mtype in kept:
-        scores[code] += MATCH_WEIGHTS[MATCH_TYPES[mtype]]
-    if len(scores) == 1:
-        (code, s), = scores.items()
-        return code, OUTCOMES.index("single_country"), s
-    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
-    if ranked[0][1] > ranked[1][1]:
-        return ranked[0][0], OUTCOMES.index("weighted_majority"), ranked[0][1]
-    return -1, OUTCOMES.index("ambiguous"), ranked[0][1]
+# ---- helpers ---------------------------------------------------------------------------------------
+def _columns(entries: pa.Table) -> dict[str, list]:
+    n = entries.num_rows
+    get = entries.column_names.__contains__
+    return {
+        "alias": entries.column("alias").to_pylist(),
+        "alias_norm": entries.column("alias_norm").to_pylist(),
+        "country_alpha2": entries.column("country_alpha2").to_pylist(),
+        "match_type": entries.column("match_type").to_pylist(),
+        "requires_city_before": entries.column("requires_city_before").to_pylist(),
+        "context_only": entries.column("context_only").to_pylist() if get("context_only") else [False] * n,
+        "case_rule": entries.column("case_rule").to_pylist() if get("case_rule") else ["any"] * n,
+        "admin1": entries.column("admin1").to_pylist() if get("admin1") else [None] * n,
+        "population": entries.column("population").to_pylist() if get("population") else [None] * n,
+    }
 
+
+def _cased_forms(norms: list[str], written: dict[str, set[str]]) -> list[tuple[str, str, bool]]:
+    """(alias_norm, search pattern, is the all-capitals form) for names that must be capitalised: as
+    written and title-cased (an initial capital), and in capitals (enough for an all-capitals rule).
+    Normalized like captions, in one vectorised call."""
+    todo = [(norm, text, upper) for norm in norms for alias in sorted(written[norm])
+            for text, upper in ((alias.upper(), True), (alias, False), (alias.title(), False))]
+    bodies = normalize_cased_array(pa.array([t for _, t, _ in todo], pa.string())).to_pylist()
+    forms: dict[tuple[str, str], bool] = {}
+    for (norm, _, upper), body in zip(todo, bodies):
+        toks = body.split()
+        if toks:
+            key = (norm, f" {SEP.join(toks)} ")
+            forms[key] = forms.get(key, False) or upper
+    return [(norm, form, upper) for (norm, form), upper in forms.items()]
+
+
+def _plain(arr: pa.Array) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr.cast(pa.string()) if arr.type == pa.large_string() else arr
+
+
+def _view(norm: pa.Array, offsets: np.ndarray):
+    data = norm.buffers()[2]
+    if data is None or offsets[-1] <= offsets[0]:
+        return memoryview(b"")
+    return memoryview(data).cast("B")[offsets[0]:offsets[-1]]
+
+
+def _scan(automaton, view, pid_offset: int) -> np.ndarray:
+    found = automaton.find_matches_as_indexes(view) if len(view) else []
+    if not found:
+        return np.zeros((0, 3), dtype=np.int64)
+    hits = np.asarray(found, dtype=np.int64)
+    if pid_offset:
+        hits[:, 0] += pid_offset
+    return hits
+
+
+def _leftmost_longest(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Spans sorted by (start, -end) from two scans → non-overlapping, leftmost-longest; equal spans
+    from both scans are both kept (one name may have any-case and capitalised-only entries)."""
+    out: list[tuple[int, int, int]] = []
+    last_end = -1
+    for s, e, pid in spans:
+        if s >= last_end or (out and s == out[-1][0] and e == out[-1][1]):
+            out.append((s, e, pid))
+            last_end = max(last_end, e)
+    return out
+
+
+def _case_ok(rule: int, lower, cased, start: int, end: int) -> bool:
+    """Is the span written as the entry's case rule asks? (the pattern's first byte is a space)"""
+    if rule == 0 or cased is None:
+        return rule == 0
+    lead = lower[start + 1]
+    width = 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    if cased[start + 1:start + 1 + width] == lower[start + 1:start + 1 + width]:
+        return False  # first letter not a capital
+    if rule == 1:
+        return True
+    text = bytes(cased[start + 1:end - 1]).decode("utf-8", "replace")
+    return text == text.upper()
+
+
+def _tokens_before(lower, rec_start: int, start: int) -> list[bytes]:
+    lo = max(rec_start, start - 40)
+    return [t.decode("utf-8", "replace") for t in bytes(lower[lo:start]).split()[-_LOCATIVE_TOKENS:]]
+
+
+def _next_token(lower, end: int) -> str:
+    """The token right after a match (a match ends on a separator's first space)."""
+    toks = bytes(lower[end:end + 24]).split(maxsplit=1)
+    return toks[0].decode("utf-8", "replace") if toks and lower[end:end + 1] == b" " else ""
+
+
+def _pair(hits: list[_Hit]) -> None:
+    """"Town, Region" / "Town ST" / "Town, Country": adjacent names that agree confirm each other.
+
+    The town keeps only its namesakes in the region's country (in the coded state, for codes), the
+    region only its entries in the town's country, and both count even when context-only."""
+    place_types = (_T["city"], _T["town"], _T["region"])
+    after_types = (_T["region"], _T["code"], _T["country"])
+    for a, b in zip(hits, hits[1:]):
+        if b.start != a.end:
+            continue
+        towns = [e for e in a.entries if e[2] in place_types]
+        tails = [e for e in b.entries if e[2] in after_types]
+        if not towns or not tails:
+            continue
+        keep_a, keep_b = set(), set()
+        for t in tails:
+            for e in towns:
+                if e[1] == t[1] and (t[2] != _T["code"] or t[6] & e[6]) and e is not t:
+                    keep_a.add(e)
+                    keep_b.add(t)
+        if keep_a:
+            a.entries = [e for e in a.entries if e in keep_a]
+            b.entries = [e for e in b.entries if e in keep_b]
+            a.paired = b.paired = True
+
+
+def _agree(hits: list[_Hit]) -> None:
+    """Context agreement: a name with namesakes or a context-only name keeps the entries whose
+    country another name of the record supports (without context-only help and without
+    demonyms); failing that, its non-context-only entries."""
+    demonym = _T["demonym"]
+    anchors: list[set[int]] = []
+    for h in hits:
+        anchors.append({e[1] for e in h.entries if e[2] != demonym and (h.paired or not e[4])})
+    support: dict[int, int] = defaultdict(int)
+    for a in anchors:
+        for c in a:
+            support[c] += 1
+    for h, own in zip(hits, anchors):
+        if h.paired:
+            continue
+        agreeing = [e for e in h.entries if support[e[1]] - (e[1] in own) > 0]
+        h.entries = agreeing or [e for e in h.entries if not e[4]]
+
+
+def _decide(kept: list[tuple[str, int, int]]) -> tuple[int, int, int, int]:
+    """(country index or -1, outcome code, top score, tier index or -1) from one record's distinct matches."""
+    scores: dict[int, int] = defaultdict(int)
+    aliases: dict[int, list[str]] = defaultdict(list)
+    for _, code, mtype in kept:
+        scores[code] += MATCH_WEIGHTS[ALL_MATCH_TYPES[mtype]]
+        aliases[code].append(ALL_MATCH_TYPES[mtype])
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return -1, OUTCOMES.index("ambiguous"), ranked[0][1], -1
+    code, s = ranked[0]
+    outcome = "single_country" if len(scores) == 1 else "weighted_majority"
+    return code, OUTCOMES.index(outcome), s, TIER_RANK[tier_of(aliases[code], False)]

@@ -81,6 +81,13 @@ def curated_aliases() -> Iterator[Candidate]:
             yield row["alias"], row["alpha2"], row["match_type"], "curated"
 
 
+def cased_aliases() -> Iterator[Candidate]:
+    """Aliases that are aliases only when written in capitals ("US", not the pronoun "us")."""
+    with (DATA / "cased_aliases.csv").open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            yield row["alias"], row["alpha2"], row["match_type"], "curated:cased"
+
+
 @lru_cache(maxsize=1)
 def country_facts() -> dict[str, dict[str, str]]:
     """Demonyms, region and subregion per alpha2 (mledoze/countries, ODbL 1.0; see data/)."""

@@ -26,6 +26,9 @@ RECORD_SCHEMA = pa.schema([
     ("score", pa.int16()),
     ("tld_country", pa.string()),
     ("matches", pa.list_(MATCH_STRUCT)),
+    # evidence tier of the decision (audit.geo.evidence.TIERS), null when nothing was decided; a
+    # record below --min-evidence keeps its tier and is unresolved
+    ("tier", pa.string()),
 ])
 # Sub-batches stay far below Arrow's 2 GiB string-offset limit even after normalization doubles
 # separators, whatever the caption lengths.
@@ -40,11 +43,17 @@ class GeoPartial:
     skipped: Counter = field(default_factory=Counter)  # reason → rows
     match_types: Counter = field(default_factory=Counter)  # match type → distinct alias matches
     rows_in: int = 0
+    # evidence tier → resolved records (before --min-evidence), and the text-level counters a
+    # manifest reports: "mojibake_repaired" records, "below_min_evidence" records made unresolved
+    tiers: Counter = field(default_factory=Counter)
+    counters: Counter = field(default_factory=Counter)
 
     def merge(self, other: GeoPartial) -> GeoPartial:
         self.cube.update(other.cube)
         self.skipped.update(other.skipped)
         self.match_types.update(other.match_types)
+        self.tiers.update(other.tiers)
+        self.counters.update(other.counters)
         self.rows_in += other.rows_in
         return self
 
@@ -54,6 +63,8 @@ class GeoPartial:
             "cube": [[*k, v] for k, v in sorted(self.cube.items())],
             "skipped": dict(sorted(self.skipped.items())),
             "match_types": dict(sorted(self.match_types.items())),
+            "tiers": dict(sorted(self.tiers.items())),
+            "counters": dict(sorted(self.counters.items())),
         }
 
     @classmethod
@@ -63,14 +74,22 @@ class GeoPartial:
             skipped=Counter(data["skipped"]),
             match_types=Counter(data["match_types"]),
             rows_in=data["rows_in"],
+            tiers=Counter(data.get("tiers", {})),  # partials written before tiers existed have none
+            counters=Counter(data.get("counters", {})),
         )
 
 
 class GeoStage:
-    """Resolve caption items; one instance per worker holds the compiled lexicon."""
+    """Resolve caption items; one instance per worker holds the compiled lexicon.
 
-    def __init__(self, lexicon_entries: pa.Table, with_records: bool = False):
-        self.resolver = CountryResolver(lexicon_entries)
+    ``min_evidence`` (one of ``audit.geo.evidence.TIERS``) turns records resolved on weaker evidence
+    into ``unresolved``: the high-precision operating point. ``repair_mojibake`` repairs cp1252 /
+    Latin-1 round trips before matching (counted in ``GeoPartial.counters``).
+    """
+
+    def __init__(self, lexicon_entries: pa.Table, with_records: bool = False, min_evidence: str | None = None,
+                 repair_mojibake: bool = True):
+        self.resolver = CountryResolver(lexicon_entries, min_evidence=min_evidence, repair_mojibake=repair_mojibake)
         self.with_records = with_records
 
     def process(self, items: pa.RecordBatch) -> tuple[pa.Table | None, GeoPartial]:
@@ -92,6 +111,12 @@ class GeoStage:
         for mtype, n in res.match_type_counts.items():
             if n:
                 partial.match_types[mtype] += n
+        for tier, n in res.tier_counts.items():
+            if n:
+                partial.tiers[tier] += n
+        for name, n in (("mojibake_repaired", res.mojibake_repaired), ("below_min_evidence", res.below_min_evidence)):
+            if n:
+                partial.counters[name] += n
         keys = pa.table({
             "outcome": outcome,
             "country": pc.fill_null(res.country, ""),
@@ -107,7 +132,8 @@ class GeoStage:
         if not self.with_records:
             return pa.table({})
         return pa.Table.from_arrays(
-            [items.column("record_id"), group, res.country, outcome, res.score, tld, res.matches], schema=RECORD_SCHEMA
+            [items.column("record_id"), group, res.country, outcome, res.score, tld, res.matches, res.tier.cast(pa.string())],
+            schema=RECORD_SCHEMA
         )
 
 

@@ -216,25 +216,3 @@ def cluster_bootstrap_mean(
 ) -> BootstrapInterval:
     """Item mean of ``values`` with a question-clustered percentile interval."""
     return cluster_bootstrap_ratio(values, None, clusters, config)[0]
-
-
-def bootstrap_ratio_ci(
-    num: np.ndarray | Sequence[float],
-    den: np.ndarray | Sequence[float],
-    config: BootstrapConfig = DEFAULT_BOOTSTRAP,
-) -> BootstrapInterval:
-    """Item bootstrap of ``sum(num) / sum(den)`` (e.g. American share = A / (A + O) over items).
-
-    Each item is its own cluster. Items with ``den = 0`` (no signal) stay in the resampling
-    because they are part of the item population; only the ratio ignores them.
-    """
-    n = len(np.asarray(num))
-    return cluster_bootstrap_ratio(num, den, np.arange(n), config)[0]
-
-
-def bootstrap_mean_ci(
-    values: np.ndarray | Sequence[float], config: BootstrapConfig = DEFAULT_BOOTSTRAP
-) -> BootstrapInterval:
-    """Item bootstrap of a mean (e.g. coverage = mean of a 0/1 "has a signal" flag)."""
-    n = len(np.asarray(values))
-    return cluster_bootstrap_ratio(values, None, np.arange(n), config)[0]

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from connectors.benchmark_presets import PRESETS
 from connectors.benchmarks import (
     ITEM_SCHEMA,
+    PRESETS,
     BenchmarkError,
     BenchmarkSpec,
     FieldMapping,

@@ -89,7 +89,8 @@ def test_csv_with_header_and_jsonl(tmp_path):
     (tmp_path / "c.csv").write_text('image_id,caption_id,caption\n1,10,"Snow, in Norway"\n', encoding="utf-8")
     t = read_all(spec_from_preset("coco", "coco", [str(tmp_path / "c.csv")]))
     assert t.column("text").to_pylist() == ["Snow, in Norway"] and t.column("record_id").to_pylist() == ["10"]
-    (tmp_path / "r.jsonl").write_text(json.dumps({"image_id": "x1", "caption": "Tokyo at night", "url": "u", "subreddit": "itookapicture"}) + "\n")
+    record = {"image_id": "x1", "caption": "Tokyo at night", "url": "u", "subreddit": "itookapicture"}
+    (tmp_path / "r.jsonl").write_text(json.dumps(record) + "\n")
     t = read_all(spec_from_preset("rc", "redcaps", [str(tmp_path / "r.jsonl")]))
     assert t.to_pylist()[0] == {"record_id": "x1", "text": "Tokyo at night", "context": None, "url": "u",
                                 "group": "itookapicture", "skip_reason": None}

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from audit.sampling.design import DesignConfig, build_design
+from audit.coreset.design import DesignConfig, build_design
 from connectors.designs import read_design
 from connectors.predictions import PredictionColumns, read_predictions
 from connectors.targets import (

@@ -9,9 +9,9 @@ from audit.geo.lexicon import (
     Lexicon,
     LexiconConfig,
     apply_edits,
-    build_lexicon,
     content_hash,
 )
+from audit.geo.profiles import build_lexicon
 from connectors.lexicon import (
     load_lexicon,
     read_edits,

@@ -10,8 +10,6 @@ from audit.stats.bootstrap import (
     BootstrapConfig,
     _inert_clusters,
     _replicates,
-    bootstrap_mean_ci,
-    bootstrap_ratio_ci,
     cluster_bootstrap_mean,
     cluster_bootstrap_ratio,
     replicate_ratios,
@@ -107,13 +105,13 @@ def test_inert_item_shortcut_matches_exact_bootstrap_distribution(num, den):
     assert set(observed) <= set(exact)
     for key, probability in exact.items():
         assert observed.get(key, 0.0) == pytest.approx(probability, abs=0.01), key
-    result = bootstrap_ratio_ci(num, den, config)
+    result = cluster_bootstrap_ratio(num, den, np.arange(len(num)), config)[0]
     assert result.n_undefined == int(np.isnan(replicates).sum())
     assert result.n_undefined / config.n_replicates == pytest.approx(exact.get(None, 0.0), abs=0.01)
 
 
 def test_share_bootstrap_estimate_and_undefined_replicates():
-    result = bootstrap_ratio_ci([1.0, 0, 0, 0], [2.0, 0, 0, 0], BootstrapConfig(n_replicates=1000, seed=5))
+    result = cluster_bootstrap_ratio([1.0, 0, 0, 0], [2.0, 0, 0, 0], np.arange(4), BootstrapConfig(n_replicates=1000, seed=5))[0]
     assert (result.estimate, result.low, result.high) == (0.5, 0.5, 0.5)
     assert 250 < result.n_undefined < 380  # (3/4)**4 = 0.316 of resamples miss item 0
 
@@ -121,9 +119,9 @@ def test_share_bootstrap_estimate_and_undefined_replicates():
 def test_degenerate_cases():
     single = cluster_bootstrap_mean([1.0, 3.0], ["only", "only"], BootstrapConfig(n_replicates=50))
     assert (single.estimate, single.low, single.high) == (2.0, 2.0, 2.0)
-    constant = bootstrap_mean_ci(np.full(20, 0.25), BootstrapConfig(n_replicates=50))
+    constant = cluster_bootstrap_mean(np.full(20, 0.25), np.arange(20), BootstrapConfig(n_replicates=50))
     assert constant.low == constant.high == 0.25
-    share = bootstrap_mean_ci([1, 0, 0, 1], BootstrapConfig(n_replicates=2000))
+    share = cluster_bootstrap_mean([1, 0, 0, 1], np.arange(4), BootstrapConfig(n_replicates=2000))
     assert 0.0 <= share.low <= 0.5 <= share.high <= 1.0
     with pytest.raises(ValueError, match="empty"):
         cluster_bootstrap_mean([], [])

@@ -1,0 +1,69 @@
+"""How strong a record's evidence for its country is, and the gazetteer's decision rule.
+
+Evidence tiers, strongest first (``TIERS``); every resolved record gets one, and ``min_evidence``
+turns a record below the chosen tier into ``unresolved``:
+
+1. ``corroborated`` — two distinct aliases agree ("Kerrville, TX"; "Perth, Scotland"; "Kenyan runners
+   in Nairobi").
+2. ``country_region_address`` — one country, region, county, state code pair or postal address.
+3. ``town_after_locative`` — one small place right after a locative word ("a cabin in Gimli").
+4. ``large_city`` — one city of ≥ 100,000 people or a national capital.
+5. ``bare_town`` — one small place with nothing around it ("Gimli sunset").
+6. ``demonym`` — one adjective of nationality ("Danish style sideboard").
+
+The gazetteer's decision: places outrank demonyms. A country's place score is 4 per country,
+region, code or address alias, 3 per large city, 2 per small place; the highest place score wins, a
+tie at the top is ambiguous, and demonyms decide only a record that names no place at all.
+"""
+from __future__ import annotations
+
+TIERS = ("corroborated", "country_region_address", "town_after_locative", "large_city", "bare_town", "demonym")
+TIER_RANK = {t: i for i, t in enumerate(TIERS)}
+PLACE_WEIGHTS = {"country": 4, "region": 4, "code": 4, "address": 4, "city": 3, "town": 2}
+# Prepositions of place (and "city of …"): a capitalised small place right after one is meant as a place.
+LOCATIVES = frozenset({"in", "at", "near", "from", "outside", "around", "across", "throughout", "within", "of"})
+_PLACE_NOUNS_BEFORE_OF = frozenset({"city", "town", "village", "county", "borough", "township", "hamlet", "suburb", "province", "state"})
+
+
+# Thoroughfare types (USPS Publication 28, appendix C1, the common ones; Royal Mail's "close",
+# "crescent"): a name right before one is a street ("Dublin Road", "Oak Ridge Dr"), not the place.
+STREET_TYPES = frozenset({
+    "street", "st", "road", "rd", "avenue", "ave", "av", "boulevard", "blvd", "drive", "dr", "lane", "ln", "way",
+    "court", "ct", "place", "pl", "terrace", "ter", "parkway", "pkwy", "highway", "hwy", "circle", "cir", "trail",
+    "trl", "pike", "crescent", "close", "square", "sq", "expressway", "expy", "freeway", "fwy", "turnpike", "tpke",
+})
+
+
+def check_min_evidence(tier: str | None) -> str | None:
+    if tier is not None and tier not in TIER_RANK:
+        raise ValueError(f"min_evidence must be one of {TIERS}, got {tier!r}")
+    return tier
+
+
+def is_locative(previous: list[str]) -> bool:
+    """Does the token sequence just before a place mark it as a location?
+
+    ``previous`` holds the (normalized) tokens before the place, nearest last. "of" counts only
+    after a place noun ("the town of Gimli"), not as a possessive ("the mayor of Gimli" counts via
+    nothing here, on purpose: people are "of" places too).
+    """
+    if not previous:
+        return False
+    word = previous[-1]
+    if word == "of":
+        return len(previous) >= 2 and previous[-2] in _PLACE_NOUNS_BEFORE_OF
+    return word in LOCATIVES
+
+
+def tier_of(match_types: list[str], locative: bool) -> str:
+    """The tier of a winning country from its distinct supporting aliases' match types."""
+    if len(match_types) >= 2:
+        return "corroborated"
+    (mtype,) = match_types
+    if mtype in ("country", "region", "code", "address"):
+        return "country_region_address"
+    if mtype == "city":
+        return "large_city"
+    if mtype == "town":
+        return "town_after_locative" if locative else "bare_town"
+    return "demonym"

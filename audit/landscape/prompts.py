@@ -1,0 +1,113 @@
+"""MCQA prompts from a template that is data: shipped JSON, overridable, hashed for the manifest.
+
+A prompt is a system instruction, a user turn and an answer prefix. How it becomes text is the
+backend's business (a chat template when the tokenizer has one, else plain text ending in the
+answer prefix); what the model is asked is fixed here, so every backend asks the same question.
+The option letters are the labels whose final-position log-probabilities the backends read.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import Any
+
+from audit.landscape.items import McqaItem
+
+DEFAULT_TEMPLATE = "mcqa_letter"
+_FIELDS = ("name", "version", "system", "passage", "instructions", "user", "option", "option_separator", "answer_prefix")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What a backend is given: optional system turn, user turn, and the text the answer follows.
+
+    The contamination audit's router and worker prompts use the same type.
+    """
+
+    user: str
+    system: str | None = None
+    answer_prefix: str = ""
+
+
+@dataclass(frozen=True)
+class McqaTemplate:
+    """Format strings of one prompt template. ``user`` sees ``{passage}{instructions}{question}
+    {options}{labels}``; ``passage``/``instructions`` wrap those fields and vanish when empty."""
+
+    name: str
+    version: int
+    system: str
+    passage: str
+    instructions: str
+    user: str
+    option: str
+    option_separator: str
+    answer_prefix: str
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "template") -> McqaTemplate:
+        """Parse a template file's text; missing or unknown fields name the source."""
+        try:
+            data: dict[str, Any] = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{source}: not valid JSON ({exc})") from exc
+        missing = [f for f in _FIELDS if f not in data]
+        unknown = sorted(set(data) - set(_FIELDS))
+        if missing or unknown:
+            raise ValueError(f"{source}: template fields missing {missing}, unknown {unknown}")
+        template = cls(**data)
+        for field, needed in (("user", "{question}"), ("user", "{options}"), ("option", "{text}"), ("option", "{label}")):
+            if needed not in getattr(template, field):
+                raise ValueError(f"{source}: template field {field!r} must contain {needed}")
+        return template
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the canonical JSON: recorded in the manifest and part of every cache key."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode("utf-8")).hexdigest()
+
+    def build(self, item: McqaItem) -> Prompt:
+        options = self.option_separator.join(
+            self.option.format(label=label, text=text) for label, text in zip(item.labels, item.options)
+        )
+        user = self.user.format(
+            passage=self.passage.format(passage=item.passage) if item.passage else "",
+            instructions=self.instructions.format(instructions=item.instructions) if item.instructions else "",
+            question=item.question, options=options, labels=_label_list(item.labels),
+        )
+        return Prompt(user=user, system=self.system or None, answer_prefix=self.answer_prefix)
+
+
+def _label_list(labels: tuple[str, ...]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " or " + labels[-1]
+
+
+def load_template(name: str = DEFAULT_TEMPLATE) -> McqaTemplate:
+    """A template shipped in ``audit/landscape/templates/<name>.json``. A user's own file is read
+    by the job (through ``connectors``) and parsed with :meth:`McqaTemplate.from_json`."""
+    folder = resources.files("audit.landscape.templates")
+    path = folder / f"{name}.json"
+    if not path.is_file():
+        shipped = sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
+        raise ValueError(f"unknown prompt template {name!r}; shipped: {shipped}")
+    return McqaTemplate.from_json(path.read_text("utf-8"), source=str(name))
+
+
+PROMPT_ROW_FIELDS = ("id", "source_id", "benchmark", "perturbation", "variant", "k", "gold", "labels",
+                     "system", "user", "answer_prefix", "note")
+
+
+def prompt_rows(items: Iterable[McqaItem], template: McqaTemplate) -> list[dict[str, Any]]:
+    """One row per item for the model stage (``connectors.models.PROMPT_SCHEMA``): the prompt's
+    parts, the option labels to score, and what the results need to be joined back (gold, k)."""
+    rows = []
+    for item in items:
+        prompt = template.build(item)
+        rows.append({"id": item.id, "source_id": item.source_id, "benchmark": item.benchmark,
+                     "perturbation": item.perturbation, "variant": item.variant, "k": item.k, "gold": item.gold,
+                     "labels": list(item.labels), "system": prompt.system, "user": prompt.user,
+                     "answer_prefix": prompt.answer_prefix, "note": item.note})
+    return rows

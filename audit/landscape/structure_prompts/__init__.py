@@ -1,0 +1,1 @@
+"""Shipped prompts of the structural classifier (JSON data files; see ``audit.landscape.structure``)."""

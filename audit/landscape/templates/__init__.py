@@ -1,0 +1,1 @@
+"""Shipped MCQA prompt templates (JSON data files; see ``audit.landscape.prompts``)."""

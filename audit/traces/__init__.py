@@ -1,0 +1,1 @@
+"""Reasoning-trace audits: lexical rubric steps checked by verdict, and an outcome-stratified sample."""

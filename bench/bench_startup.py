@@ -1,0 +1,118 @@
+"""Fixed overhead per job on a small input: a fresh ``benchaudit`` process per run, as a user starts it.
+
+    python -m bench.bench_startup [--repeats 3] [--with-running-ray]
+
+"before" is ``--executor ray`` (every sharded job starts a local Ray, as all did before small
+inputs ran in-process); "after" is the default ``--executor auto``. Both run side by side, in
+alternation, on the same inputs: the shipped captions and benchmarks cut with ``--limit``, four
+dataset cards. ``--with-running-ray`` also times the Ray-only jobs (coreset build) when a Ray
+started with ``ray start`` is up (in a private RAY_TMPDIR, stopped afterwards by its own PIDs), which
+``init_ray`` joins instead of starting one. Also printed: the import time of the CLI (what
+``--help`` costs).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CARDS = ROOT / "tests" / "fixtures" / "docs" / "cards"
+JOBS = {
+    "geo (2 × 500 captions)": ["geo", "--limit", "500", "--bootstrap", "1000"],
+    "conventions (2 × 200 items)": ["conventions", "--limit", "200", "--bootstrap", "1000"],
+    "scorers (100 answers)": ["scorers", "--limit", "100", "--bootstrap", "1000"],
+    "docs (4 cards)": ["docs", *[a for c in ("hf_card_detailed.md", "hf_card_sparse.md", "croissant_rai.json",
+                                              "datasheet_newsqa.md") for a in ("--cards", str(CARDS / c))]],
+}
+
+
+def timed(args: list[str], out: str, env: dict | None = None) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "jobs.cli", *args, "--out", out, "--log-level", "warning"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - started
+
+
+def cli_import_s() -> float:
+    code = "import time; t = time.perf_counter(); import jobs.cli; print(time.perf_counter() - t)"
+    return float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+
+
+def _targets(path: Path) -> None:
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    y = rng.random(20_000) < 0.01
+    pd.DataFrame({"id": np.arange(20_000), "label": y.astype(int),
+                  "score": np.where(y, rng.beta(5, 2, 20_000), rng.beta(1, 12, 20_000))}).to_parquet(path)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:  # a port nobody else's Ray on this machine is using
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def with_running_ray(work: Path, repeats: int) -> list[tuple[str, float, float]]:
+    """coreset build on 20,000 targets: a fresh local Ray each time vs. joining a running one."""
+    _targets(work / "targets.parquet")
+    args = ["coreset", "build", "--input", str(work / "targets.parquet"), "--tau", "0.5"]
+    fresh = [timed(args, str(work / "runs")) for _ in range(repeats)]
+    tmp = Path(tempfile.mkdtemp(prefix="bray", dir="/tmp"))
+    # a private Ray: its own temp dir, so no one else's ray.init finds it (loopback only; token auth off for it)
+    env = {**os.environ, "RAY_TMPDIR": str(tmp), "RAY_AUTH_MODE": "disabled"}
+    subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", "--num-cpus", str(os.cpu_count()),
+                    "--port", str(_free_port()), "--ray-client-server-port", str(_free_port()), "--include-dashboard", "false",
+                    "--disable-usage-stats", "--temp-dir", str(tmp / "ray")], env=env, check=True, capture_output=True)
+    try:
+        joined = [timed(args, str(work / "runs"), env) for _ in range(repeats)]
+    finally:
+        ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
+        for line in ps:  # only the processes of this private Ray (never 'ray stop': it stops every Ray here)
+            if str(tmp) in line:
+                try:
+                    os.kill(int(line.split()[0]), 9)
+                except (ProcessLookupError, ValueError):
+                    pass
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [("coreset build (20,000 targets)", statistics.median(fresh), statistics.median(joined))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--with-running-ray", action="store_true")
+    ap.add_argument("--running-ray-only", action="store_true", help="only the joined-Ray comparison")
+    a = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+    try:
+        rows = []
+        for name, args in ({} if a.running_ray_only else JOBS).items():
+            before, after = [], []
+            for _ in range(a.repeats):  # alternate, so a busy moment hits both
+                before.append(timed([*args, "--executor", "ray"], str(work / "runs")))
+                after.append(timed(args, str(work / "runs")))
+            rows.append((name, statistics.median(before), statistics.median(after)))
+        print(f"CLI import (what --help costs): {cli_import_s():.2f} s")
+        print(f"{'job (small input)':32} {'before: on Ray, s':>18} {'after: auto, s':>15} {'saved':>7}")
+        for name, before, after in rows:
+            print(f"{name:32} {before:18.1f} {after:15.1f} {before / after:6.1f}×")
+        if a.with_running_ray or a.running_ray_only:
+            print(f"{'job (Ray needed)':32} {'fresh Ray, s':>18} {'joined Ray, s':>15}")
+            for name, fresh, joined in with_running_ray(work, a.repeats):
+                print(f"{name:32} {fresh:18.1f} {joined:15.1f} {fresh / joined:6.1f}×")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

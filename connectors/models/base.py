@@ -1,0 +1,194 @@
+"""One interface for every model backend (after lm-eval's ``lm_eval/api/model.py``).
+
+Two operations:
+
+- ``choice_logprobs(prompts, labels)``: for each prompt, the log-probabilities of its option
+  labels (``A``, ``B``, ...) as the next token after the prompt, read from **one** forward pass
+  per item (lm-eval's ``loglikelihood`` scores each option as a continuation, one sequence per
+  option), plus ``label_mass``, the total probability the labels cover (1 - label_mass is what
+  the model put on anything else).
+- ``generate(prompts, params)``: text continuations, greedy by default.
+
+A failure that belongs to one item (a NaN from the model, a label missing from an endpoint's
+top log-probs, an endpoint that gave up after its retries) comes back in that item's ``error``;
+only a misconfiguration that no item could survive (weights not found, a tokenizer without
+single-token labels, an endpoint kind that cannot do the operation) raises.
+
+A backend is built in-process from (spec, settings) -- in a Ray actor's ``__init__`` -- and is
+Ray-free. ``settings()`` holds every setting that changes outputs, for the manifest and the
+response cache key; it never holds an API key.
+"""
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from connectors.models.spec import ModelSpec
+
+
+class PromptLike(Protocol):
+    """What a backend reads from a prompt (``audit.landscape.prompts.Prompt`` is one)."""
+
+    user: str
+    system: str | None
+    answer_prefix: str
+
+
+class BackendError(RuntimeError):
+    """A backend that cannot run at all (bad weights path, unsupported operation, ...)."""
+
+
+class LabelTokenError(BackendError):
+    """The tokenizer does not encode an option label as one token: one forward cannot score it."""
+
+
+class CapabilityError(BackendError):
+    """The backend or endpoint kind cannot perform the requested operation."""
+
+
+@dataclass(frozen=True)
+class ChoiceScores:
+    """One item's label log-probabilities (natural log, in label order) and their total mass."""
+
+    logprobs: tuple[float, ...] | None
+    label_mass: float | None
+    error: str | None = None
+    cached: bool = field(default=False, compare=False)  # answered by the response cache: no forward pass made
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Decoding settings of ``generate``; all of them are part of the cache key.
+
+    ``seed`` fixes the sample of each prompt on its own: the hf and vllm backends seed every row
+    separately, so a seeded row's text depends on its prompt and seed, not on the batch it shares.
+    """
+
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {self.max_new_tokens}")
+        if self.temperature < 0 or not 0 < self.top_p <= 1:
+            raise ValueError(f"temperature must be >= 0 and top_p in (0, 1]; got {self.temperature}, {self.top_p}")
+
+    @property
+    def deterministic(self) -> bool:
+        """Greedy, or sampled with a fixed seed: only then may a cached answer stand in for a call."""
+        return self.temperature == 0 or self.seed is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "stop": list(self.stop)}
+
+
+GREEDY = GenerationParams()
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generated continuation with its token accounting."""
+
+    text: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    error: str | None = None
+    cached: bool = field(default=False, compare=False)  # answered by the response cache: no call made
+
+
+class ModelBackend(abc.ABC):
+    """Base of the hf, vllm and openai backends. ``counters`` counts real work: ``forward_passes``
+    (hf/vllm batches through the model), ``requests``/``retries``/``failures`` (HTTP)."""
+
+    spec: ModelSpec
+
+    def __init__(self) -> None:
+        self.counters: Counter[str] = Counter()
+
+    @abc.abstractmethod
+    def settings(self) -> dict[str, Any]:
+        """Every setting that changes outputs (resolved values, not defaults), JSON-serialisable."""
+
+    @abc.abstractmethod
+    def render(self, prompt: PromptLike) -> str:
+        """The exact text the model is given for ``prompt`` (chat template applied or not)."""
+
+    def label_strings(self, prompt: PromptLike, labels: Sequence[str]) -> list[str]:
+        """The text of each label as the next token after the rendered prompt (e.g. ``" A"``)."""
+        return label_strings(labels, prompt.answer_prefix)
+
+    @abc.abstractmethod
+    def choice_logprobs(self, prompts: Sequence[PromptLike], labels: Sequence[Sequence[str]]) -> list[ChoiceScores]:
+        """Label log-probs at the final position, one forward per item; ``labels[i]`` for ``prompts[i]``."""
+
+    @abc.abstractmethod
+    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+        """Continuations of the rendered prompts."""
+
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+        """Continuations with settings of their own, ``params[i]`` for ``prompts[i]`` (e.g. a sampling seed per row).
+
+        Why: one batch may mix decodings (the contamination audit's greedy relay and its seeded noisy
+        routers, one seed per question and router slot). This default sends each group of equal
+        settings to ``generate``, order kept; backends that can batch mixed settings override it.
+        """
+        check_params(prompts, params)
+        groups: dict[GenerationParams, list[int]] = {}
+        for i, p in enumerate(params):
+            groups.setdefault(p, []).append(i)
+        out: list[Generation | None] = [None] * len(prompts)
+        for p, rows in groups.items():
+            for i, g in zip(rows, self.generate([prompts[i] for i in rows], p)):
+                out[i] = g
+        return out  # type: ignore[return-value]
+
+    def identity(self) -> dict[str, Any]:
+        """Which model this is: the spec and the weights' revision (part of every cache key)."""
+        return {"spec": str(self.spec), "revision": self.settings().get("revision")}
+
+    def close(self) -> None:  # noqa: B027 -- optional hook: most backends hold nothing to release
+        """Release the model or connections (an actor calls it on shutdown)."""
+
+
+S = TypeVar("S")
+
+
+def settings_from(cls: type[S], values: Mapping[str, Any] | S | None, spec: ModelSpec) -> S:
+    """A backend's frozen settings from a mapping; an unknown key names the spec and the known keys."""
+    if values is None:
+        return cls()
+    if isinstance(values, cls):
+        return values
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise BackendError(f"{spec}: unknown setting(s) {unknown}; known: {sorted(known)}")
+    return cls(**values)
+
+
+def label_strings(labels: Sequence[str], answer_prefix: str) -> list[str]:
+    """Labels as the next token: ``" A"`` after ``Answer:``, ``"A"`` after a space or newline."""
+    space = " " if answer_prefix and not answer_prefix[-1].isspace() else ""
+    return [space + label for label in labels]
+
+
+def check_params(prompts: Sequence[Any], params: Sequence[GenerationParams]) -> None:
+    """``generate_each`` takes one settings object per prompt."""
+    if len(params) != len(prompts):
+        raise ValueError(f"{len(prompts)} prompts but {len(params)} generation settings")
+
+
+def check_labels(prompts: Sequence[Any], labels: Sequence[Sequence[str]]) -> None:
+    if len(prompts) != len(labels):
+        raise ValueError(f"{len(prompts)} prompts but {len(labels)} label lists")
+    for i, item_labels in enumerate(labels):
+        if len(item_labels) < 2 or len(set(item_labels)) != len(item_labels):
+            raise ValueError(f"prompt {i}: labels must be at least two distinct strings, got {list(item_labels)}")

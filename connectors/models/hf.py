@@ -1,0 +1,291 @@
+"""The ``hf`` backend: transformers ``AutoModelForCausalLM`` on local weights or a hub cache.
+
+Choice log-probs are one forward per item: prompts are tokenized, sorted by length (so a batch
+pads little), left-padded with explicit position ids (so an item's logits do not depend on how
+much padding its batch needed), and only the last position's logits are computed
+(``logits_to_keep=1`` where the model supports it), whose log-softmax gives every label's
+log-prob at once. ``trust_remote_code`` stays off unless the settings ask for it.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import secrets
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from connectors.models.base import (
+    GREEDY,
+    BackendError,
+    ChoiceScores,
+    Generation,
+    GenerationParams,
+    ModelBackend,
+    PromptLike,
+    check_labels,
+    check_params,
+    settings_from,
+)
+from connectors.models.render import label_token_ids, render_prompt, uses_chat_template
+from connectors.models.spec import ModelSpec
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class HFSettings:
+    """``dtype`` auto = bfloat16 on GPU, float32 on CPU; ``device`` auto = cuda:0 when available;
+    ``device_map`` (e.g. "auto", needs accelerate) shards a model too big for one device.
+    ``batch_size`` and ``max_batch_tokens`` bound a forward batch (items, padded tokens)."""
+
+    revision: str | None = None
+    dtype: str = "auto"
+    device: str = "auto"
+    device_map: str | None = None
+    trust_remote_code: bool = False
+    chat_template: str = "auto"
+    batch_size: int = 16
+    max_batch_tokens: int = 16384
+    max_length: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {DTYPES}, got {self.dtype!r}")
+        if self.batch_size < 1 or self.max_batch_tokens < 1:
+            raise ValueError("batch_size and max_batch_tokens must be positive")
+
+
+def _local_revision(path: Path) -> str:
+    """A local folder's revision: its config and the names and sizes of its weight files."""
+    h = hashlib.sha256()
+    config = path / "config.json"
+    if config.is_file():
+        h.update(config.read_bytes())
+    for f in sorted(path.iterdir()):
+        if f.suffix in (".safetensors", ".bin", ".pt", ".gguf"):
+            h.update(f"{f.name}\t{f.stat().st_size}\n".encode())
+    return "local:" + h.hexdigest()[:16]
+
+
+class RowSampler:
+    """A logits processor that turns greedy decoding into sampling with one generator per row.
+
+    Why: ``model.generate(do_sample=True)`` draws every row from one global generator, so a row's
+    text depends on which rows share its batch, and a per-row seed (one per question and router
+    slot) would force batches of one. Here each row adds Gumbel noise from its own generator to
+    its temperature-scaled, top-p-filtered logits; the argmax of ``logits + Gumbel`` is an exact
+    draw from their softmax (the Gumbel-max trick), so each row's sample depends on its prompt and
+    seed only. A row without a seed gets a fresh random one (sampling without a seed is never cached).
+    """
+
+    def __init__(self, torch: Any, seeds: Sequence[int | None], temperature: float, top_p: float, device: Any) -> None:
+        self.torch, self.temperature, self.top_p = torch, temperature, top_p
+        self.generators = [torch.Generator(device=device).manual_seed(secrets.randbits(63) if s is None else s) for s in seeds]
+
+    def nucleus(self, logits: Any) -> Any:
+        """``logits`` with every token outside the top-p nucleus at -inf (the most likely token always stays)."""
+        if self.top_p >= 1.0:
+            return logits
+        ordered, order = logits.sort(dim=-1, descending=True)
+        probs = ordered.softmax(dim=-1)
+        outside = (probs.cumsum(dim=-1) - probs) >= self.top_p  # the mass before the token already reaches top_p
+        return logits.masked_fill(outside.scatter(-1, order, outside), float("-inf"))
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        torch = self.torch
+        logits = self.nucleus(scores.float() / self.temperature)
+        uniform = torch.stack([torch.rand(logits.shape[-1], generator=g, device=logits.device) for g in self.generators])
+        return logits - torch.log(-torch.log(uniform.clamp(min=1e-20)))
+
+
+class HFBackend(ModelBackend):
+    """``HFBackend(spec, settings)`` loads weights and tokenizer; ``model=``/``tokenizer=`` take
+    objects already in memory instead (the GPU bench's randomly initialised model)."""
+
+    def __init__(self, spec: ModelSpec, settings: HFSettings | dict[str, Any] | None = None, *,
+                 model: Any = None, tokenizer: Any = None) -> None:
+        super().__init__()
+        import torch
+        import transformers
+
+        self.spec = spec
+        self.config = settings_from(HFSettings, settings, spec)
+        self._torch, self._transformers = torch, transformers
+        device = self.config.device
+        if device == "auto":
+            device = "cuda:0" if torch.cuda.is_available() else "cpu"
+        dtype = self.config.dtype
+        if dtype == "auto":
+            dtype = "bfloat16" if device.startswith("cuda") else "float32"
+        self.device, self.dtype = device, dtype
+        self.tokenizer = tokenizer if tokenizer is not None else self._load_tokenizer(transformers)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            if self.tokenizer.eos_token_id is None:
+                raise BackendError(f"{spec}: the tokenizer has neither a pad nor an eos token to pad batches with")
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model = model if model is not None else self._load_model(transformers, torch)
+        self.model.eval()
+        self.chat = uses_chat_template(self.tokenizer, self.config.chat_template, str(spec))
+        self.max_length = self.config.max_length or getattr(self.model.config, "max_position_embeddings", None)
+        self._keep_last = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        self._label_ids: dict[str, int] = {}
+        path = Path(spec.model)
+        commit = getattr(self.model.config, "_commit_hash", None)
+        self.revision = self.config.revision or commit or (_local_revision(path) if path.is_dir() else None)
+        self._versions = {"transformers": transformers.__version__, "torch": torch.__version__}
+
+    def _load_tokenizer(self, transformers: Any) -> Any:
+        try:
+            return transformers.AutoTokenizer.from_pretrained(
+                self.spec.model, revision=self.config.revision, trust_remote_code=self.config.trust_remote_code)
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"{self.spec}: cannot load the tokenizer: {exc}") from exc
+
+    def _load_model(self, transformers: Any, torch: Any) -> Any:
+        kwargs: dict[str, Any] = {"revision": self.config.revision, "trust_remote_code": self.config.trust_remote_code,
+                                  "dtype": getattr(torch, self.dtype)}
+        if self.config.device_map:
+            kwargs["device_map"] = self.config.device_map
+        try:
+            model = transformers.AutoModelForCausalLM.from_pretrained(self.spec.model, **kwargs)
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"{self.spec}: cannot load the model: {exc}") from exc
+        return model if self.config.device_map else model.to(self.device)
+
+    def settings(self) -> dict[str, Any]:
+        return {"backend": "hf", "model": self.spec.model, "revision": self.revision, "dtype": self.dtype,
+                "device": self.config.device_map or self.device.split(":")[0], "chat_template": self.chat,
+                "chat_template_sha256": hashlib.sha256(self.tokenizer.chat_template.encode()).hexdigest() if self.chat else None,
+                "trust_remote_code": self.config.trust_remote_code, "max_length": self.max_length, **self._versions}
+
+    def render(self, prompt: PromptLike) -> str:
+        return render_prompt(prompt, self.tokenizer, self.chat)
+
+    def _encode(self, text: str) -> list[int]:
+        # a chat-rendered text already holds its special tokens (BOS and the role markers)
+        return self.tokenizer(text, add_special_tokens=not self.chat)["input_ids"]
+
+    def _ids_of(self, strings: Sequence[str]) -> list[int]:
+        missing = [s for s in strings if s not in self._label_ids]
+        if missing:
+            self._label_ids.update(zip(missing, label_token_ids(self.tokenizer, missing, str(self.spec))))
+        return [self._label_ids[s] for s in strings]
+
+    def _batches(self, lengths: Sequence[int]) -> Iterator[list[int]]:
+        """Item indices, longest first, in batches within ``batch_size`` and ``max_batch_tokens``."""
+        batch: list[int] = []
+        for i in sorted(range(len(lengths)), key=lambda i: -lengths[i]):
+            if batch and (len(batch) + 1 > self.config.batch_size
+                          or (len(batch) + 1) * lengths[batch[0]] > self.config.max_batch_tokens):
+                yield batch
+                batch = []
+            batch.append(i)
+        if batch:
+            yield batch
+
+    def _padded(self, seqs: Sequence[list[int]]) -> tuple[Any, Any]:
+        torch = self._torch
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for row, s in enumerate(seqs):
+            ids[row, width - len(s):] = torch.tensor(s, dtype=torch.long)
+            mask[row, width - len(s):] = 1
+        return ids.to(self.model.device), mask.to(self.model.device)
+
+    def _too_long(self, n_tokens: int) -> str | None:
+        if n_tokens == 0:
+            return "empty prompt"
+        if self.max_length and n_tokens > self.max_length:
+            return f"prompt is {n_tokens} tokens; {self.spec} takes at most {self.max_length}"
+        return None
+
+    def choice_logprobs(self, prompts: Sequence[PromptLike], labels: Sequence[Sequence[str]]) -> list[ChoiceScores]:
+        check_labels(prompts, labels)
+        torch = self._torch
+        label_ids = [self._ids_of(self.label_strings(p, item_labels)) for p, item_labels in zip(prompts, labels)]
+        encoded = [self._encode(self.render(p)) for p in prompts]
+        out: list[ChoiceScores | None] = [None] * len(prompts)
+        todo = []
+        for i, seq in enumerate(encoded):
+            problem = self._too_long(len(seq))
+            if problem:
+                out[i] = ChoiceScores(None, None, problem)
+            else:
+                todo.append(i)
+        for batch in self._batches([len(encoded[i]) for i in todo]):
+            rows = [todo[b] for b in batch]
+            ids, mask = self._padded([encoded[i] for i in rows])
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            kwargs = {"logits_to_keep": 1} if self._keep_last else {}
+            with torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs).logits[:, -1, :]
+            self.counters["forward_passes"] += 1
+            self.counters["items_scored"] += len(rows)
+            logp = torch.log_softmax(logits.float(), dim=-1).cpu()
+            for row, i in enumerate(rows):
+                lp = logp[row, label_ids[i]].double()
+                if torch.isnan(logp[row]).any():
+                    out[i] = ChoiceScores(None, None, "NaN log-probs from the model at the final position")
+                    continue
+                out[i] = ChoiceScores(tuple(lp.tolist()), float(lp.exp().sum()))
+        return out  # type: ignore[return-value]
+
+    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+        return self.generate_each(prompts, [params] * len(prompts))
+
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+        """Rows whose settings differ only in their seed share batches (each row samples with its own seed)."""
+        check_params(prompts, params)
+        groups: dict[GenerationParams, list[int]] = {}
+        for i, p in enumerate(params):
+            groups.setdefault(replace(p, seed=None), []).append(i)
+        out: list[Generation | None] = [None] * len(prompts)
+        for shared, rows in groups.items():
+            texts = self._generate([prompts[i] for i in rows], shared, [params[i].seed for i in rows])
+            for i, g in zip(rows, texts):
+                out[i] = g
+        return out  # type: ignore[return-value]
+
+    def _generate(self, prompts: Sequence[PromptLike], params: GenerationParams, seeds: Sequence[int | None]) -> list[Generation]:
+        torch = self._torch
+        encoded = [self._encode(self.render(p)) for p in prompts]
+        out: list[Generation | None] = [None] * len(prompts)
+        todo = []
+        for i, seq in enumerate(encoded):
+            problem = self._too_long(len(seq) + params.max_new_tokens)
+            if problem:
+                out[i] = Generation(None, len(seq), 0, None, problem)
+            else:
+                todo.append(i)
+        eos = self.tokenizer.eos_token_id
+        for batch in self._batches([len(encoded[i]) for i in todo]):
+            rows = [todo[b] for b in batch]
+            ids, mask = self._padded([encoded[i] for i in rows])
+            extra = {}
+            if params.temperature > 0:  # greedy decoding over scores that RowSampler has made a sample's argmax
+                sampler = RowSampler(torch, [seeds[i] for i in rows], params.temperature, params.top_p, ids.device)
+                extra["logits_processor"] = self._transformers.LogitsProcessorList([sampler])
+            with torch.inference_mode():
+                new = self.model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=params.max_new_tokens,
+                                          do_sample=False, pad_token_id=self.tokenizer.pad_token_id, **extra)[:, ids.shape[1]:]
+            self.counters["generate_calls"] += 1
+            for row, i in enumerate(rows):
+                tokens = new[row].tolist()
+                stopped = eos in tokens
+                tokens = tokens[: tokens.index(eos)] if stopped else tokens
+                text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+                cut = [text.index(s) for s in params.stop if s in text]
+                if cut:
+                    text, stopped = text[: min(cut)], True
+                out[i] = Generation(text, len(encoded[i]), len(tokens), "stop" if stopped else "length")
+        return out  # type: ignore[return-value]
+
+    def close(self) -> None:
+        del self.model
+        if self._torch.cuda.is_available():
+            self._torch.cuda.empty_cache()
+

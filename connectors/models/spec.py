@@ -1,0 +1,59 @@
+"""Model specs as strings: ``hf:Qwen/Qwen2.5-7B-Instruct``, ``hf:/models/llama-3-8b``,
+``vllm:/models/llama-3-8b``, ``openai:http://host:8000/v1#served-model-name``.
+
+One parser, so a CLI flag, a YAML config and a manifest all name a model the same way. The
+string holds only *which* model; how it runs (dtype, batch size, endpoint kind, ...) is in the
+backend's settings, and a key for an endpoint never appears in either.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+BACKENDS = ("hf", "vllm", "openai")
+
+
+class ModelSpecError(ValueError):
+    """A model spec string that cannot be parsed; the message quotes it and the expected forms."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """``backend`` (hf, vllm, openai), ``model`` (hub id, local path, or the served model name)
+    and, for openai, the endpoint's ``base_url`` (up to and including ``/v1``)."""
+
+    backend: str
+    model: str
+    base_url: str | None = None
+
+    def __str__(self) -> str:
+        if self.backend == "openai":
+            return f"openai:{self.base_url}#{self.model}"
+        return f"{self.backend}:{self.model}"
+
+
+_FORMS = "hf:<hub id or path>, vllm:<hub id or path>, openai:<http(s) base URL>#<model>"
+
+
+def parse_model_spec(text: str | ModelSpec) -> ModelSpec:
+    """Parse a spec string (a ``ModelSpec`` passes through)."""
+    if isinstance(text, ModelSpec):
+        return text
+    backend, sep, rest = text.strip().partition(":")
+    if not sep or backend not in BACKENDS:
+        raise ModelSpecError(f"model spec {text!r}: expected one of {_FORMS}")
+    if not rest:
+        raise ModelSpecError(f"model spec {text!r}: no model after {backend!r}:")
+    if backend != "openai":
+        return ModelSpec(backend, rest)
+    url, sep, model = rest.partition("#")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ModelSpecError(f"model spec {text!r}: the openai backend needs an http(s) base URL, e.g. "
+                             "openai:http://localhost:8000/v1#my-model")
+    if not sep or not model:
+        raise ModelSpecError(f"model spec {text!r}: name the served model after '#', e.g. {url}#my-model")
+    if parts.username or parts.password:
+        raise ModelSpecError(f"model spec for {parts.hostname}: credentials do not belong in the URL; "
+                             "put the key in the environment variable named by the api_key_env setting")
+    return ModelSpec("openai", model, url.rstrip("/"))

@@ -1,0 +1,232 @@
+"""The run store: one small JSON entry per run, under a local directory or an object-store prefix.
+
+    <store>/entries/<job>/<run-id>.json      one entry per run (RunEntry), rewritten as the run moves on
+
+Why one file per run and no shared index file: two runs that finish at once each write their own
+entry, so neither can lose the other's (a shared index rewritten by two writers keeps only the
+last one's view). The index *is* the listing: ``list_runs`` reads every entry. Each entry is
+written whole or not at all -- locally under a temporary name and renamed, on an object store by
+one PUT, which stores an object whole -- so a reader never meets half an entry; names starting
+with ``.`` (temporaries) are never read.
+
+An entry is written when a run starts (``incomplete``), when it stops (``failed`` when a rerun
+would meet the same error, else ``incomplete``: ``--resume`` can finish it) and when it commits
+(``complete``). A run killed outright stays ``incomplete``, which is what it is.
+
+``code_version`` says which code produced a run: the package version plus a hash of the source
+and data files a job can reach through its imports, so a change to code a job never imports does
+not make its old runs look stale.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import logging
+import os
+import posixpath
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+from fsspec.core import url_to_fs
+
+Status = Literal["complete", "incomplete", "failed"]
+STATUSES = ("complete", "incomplete", "failed")
+ENTRIES = "entries"
+STORE_DIR = "_runs"  # the store of a run root: <out>/_runs
+log = logging.getLogger(__name__)
+
+
+class RunStoreError(ValueError):
+    """A run id that names no run, or names several."""
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """What the history keeps of one run (the index row)."""
+
+    run_id: str
+    job: str
+    status: Status
+    path: str  # the run directory (complete: it holds _SUCCESS)
+    started_at: str | None = None
+    finished_at: str | None = None
+    config_hash: str | None = None
+    code_version: str | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)  # name -> {fingerprint, files, ...} as the manifest has them
+    headline: list[dict] = field(default_factory=list)  # summary.json's tidy rows {input, metric, value, ci_low, ci_high}
+    error: str | None = None  # the one-line error of a run that stopped
+    resumable: bool = False
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> RunEntry:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def store_of(out: str) -> str:
+    """The run store of a run root (``--out``): ``<out>/_runs``."""
+    out = out if "://" in out else os.path.abspath(out)
+    return _join(out, STORE_DIR)
+
+
+def _join(base: str, *parts: str) -> str:
+    return posixpath.join(base.rstrip("/"), *parts) if "://" in base else os.path.join(base, *parts)
+
+
+def _is_local(fs) -> bool:
+    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+    return protocol in ("file", "local")
+
+
+def write_whole(url: str, data: bytes) -> None:
+    """Write ``data`` so a reader sees all of it or nothing: rename locally, a single PUT on object stores."""
+    fs, path = url_to_fs(url)
+    fs.makedirs(posixpath.dirname(path), exist_ok=True)
+    if not _is_local(fs):
+        fs.pipe_file(path, data)
+        return
+    tmp = posixpath.join(posixpath.dirname(path), f".{posixpath.basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def record_run(root: str, entry: RunEntry) -> str:
+    """Write (or rewrite) the entry of ``entry.run_id``; returns its URL."""
+    if entry.status not in STATUSES:
+        raise ValueError(f"run {entry.run_id}: status {entry.status!r} is not one of {STATUSES}")
+    url = _join(root, ENTRIES, entry.job, f"{entry.run_id}.json")
+    write_whole(url, json.dumps(entry.to_json(), indent=1, default=str).encode("utf-8"))
+    return url
+
+
+def list_runs(root: str, job: str | None = None) -> list[RunEntry]:
+    """Every run recorded under ``root`` (of ``job`` when given), oldest first.
+
+    An entry that cannot be parsed (edited by hand) is left out with a warning naming it, so one
+    bad file never hides the history.
+    """
+    fs, base = url_to_fs(_join(root, ENTRIES, job) if job else _join(root, ENTRIES))
+    if not fs.exists(base):
+        return []
+    paths = [p for p in fs.find(base) if p.endswith(".json") and not posixpath.basename(p).startswith(".")]
+    blobs = fs.cat(paths) if paths else {}
+    if isinstance(blobs, bytes):  # one path: fsspec returns its bytes, not a mapping
+        blobs = {paths[0]: blobs}
+    out = []
+    for path in paths:
+        try:
+            out.append(RunEntry.from_json(json.loads(blobs[path])))
+        except (ValueError, TypeError, KeyError) as exc:
+            log.warning("run store: skipping unreadable entry %s (%s)", path, exc)
+    return sorted(out, key=lambda e: (e.started_at or "", e.run_id))
+
+
+def get_run(root: str, run_id: str, job: str | None = None) -> RunEntry:
+    """The run whose id is ``run_id`` or starts with it (a unique prefix is enough)."""
+    runs = list_runs(root, job)
+    exact = [e for e in runs if e.run_id == run_id]
+    found = exact or [e for e in runs if e.run_id.startswith(run_id)]
+    if len(found) == 1:
+        return found[0]
+    where = f" of job {job}" if job else ""
+    if not found:
+        latest = ", ".join(e.run_id for e in runs[-3:]) or "none"
+        raise RunStoreError(f"no run {run_id!r}{where} in {root} (latest: {latest})")
+    raise RunStoreError(f"run id {run_id!r}{where} is ambiguous in {root}: {', '.join(e.run_id for e in found[:5])}")
+
+
+# -- code version ---------------------------------------------------------------------------------
+_PROJECT_PACKAGES = ("audit", "connectors", "jobs")
+
+
+def _project_root() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+def _module_files(root: Path) -> dict[str, Path]:
+    out = {}
+    for pkg in _PROJECT_PACKAGES:
+        for p in (root / pkg).rglob("*.py"):
+            parts = list(p.relative_to(root).with_suffix("").parts)
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return out
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Project modules ``path`` imports, at module level or inside functions (lazy imports count)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                head = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(head + ([base] if base else []))
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        else:
+            continue
+        for n in names:
+            while n and n not in known:  # 'jobs.common.config.X' -> the module that defines it
+                n = n.rpartition(".")[0]
+            if n:
+                found.add(n)
+    return found
+
+
+def _data_files(directory: Path) -> list[Path]:
+    """Non-Python files of a package folder and of its data folders (sub-folders that are not packages)."""
+    out = [p for p in directory.iterdir() if p.is_file() and p.suffix not in (".py", ".pyc")]
+    for sub in directory.iterdir():
+        if sub.is_dir() and sub.name != "__pycache__" and not (sub / "__init__.py").exists():
+            out += [p for p in sub.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    return out
+
+
+@lru_cache(maxsize=64)
+def code_version(package: str) -> str:
+    """``<version>+<sha256[:12]>`` of the code ``package`` (e.g. ``jobs.geo``) can run.
+
+    The hash covers every project module reachable from the package's modules through their
+    imports, and the data files of the folders those modules live in (lexicons, inventories,
+    templates), read as bytes: content, never file times.
+    """
+    root = _project_root()
+    files = _module_files(root)
+    known = set(files)
+    todo = [m for m in known if m == package or m.startswith(package + ".")]
+    if not todo:
+        raise ValueError(f"code_version: no project package {package!r} under {root}")
+    seen: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo += [i for i in _imports(m, files[m], known) if i not in seen]
+    paths = {files[m] for m in seen}
+    for directory in {p.parent for p in list(paths)}:
+        paths.update(_data_files(directory))
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    try:
+        version = metadata.version("benchaudit")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return f"{version}+{h.hexdigest()[:12]}"

@@ -1,0 +1,163 @@
+"""Configuration every job shares, and the metadata that turns a config field into a CLI flag.
+
+Each job declares its options once, as the fields of a frozen pydantic model: name, type,
+default and description. ``jobs.common.flags`` generates the command line from those fields, so
+``--help`` cannot drift from the code, and a YAML or Python caller gets the same validation as the
+command line. ``Flag`` (kept in a field's ``Annotated`` metadata) adds what a flag needs beyond
+the type: its group in ``--help``, a metavar, repeatable or comma-separated lists, old spellings
+and the input it applies to.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+@dataclass(frozen=True)
+class Alias:
+    """An old spelling of a flag, accepted for one release with a deprecation warning.
+
+    ``convert`` maps the old value onto the new field (``--alpha 0.05`` → ``--level 0.95``);
+    ``note`` says how in the warning.
+    """
+
+    flag: str
+    convert: Callable[[str], Any] | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Flag:
+    """How one config field appears on the command line."""
+
+    group: str = "options"
+    metavar: str | None = None
+    repeat: bool = False  # a list given by repeating the flag (else: one comma-separated value)
+    default_text: str | None = None  # how --help shows a default that is not a literal
+    requires: str | None = None  # the field this option applies to; giving it alone is an error
+    deprecated: tuple[str | Alias, ...] = ()
+    name: str | None = None  # the flag, when it is not --<field-name>
+    positional: bool = False  # also accepted as the command's one positional argument (``reaudit plan.yaml``)
+    cli: bool = True  # False: settable from YAML/Python only
+
+    def option(self, field: str) -> str:
+        return self.name or "--" + field.replace("_", "-")
+
+
+def flag_of(field_info: Any) -> Flag:
+    """The ``Flag`` in a field's metadata, or the default one."""
+    return next((m for m in field_info.metadata if isinstance(m, Flag)), Flag())
+
+
+def option_name(model: type[BaseModel], field: str) -> str:
+    """The command-line spelling of ``model.field`` (what error messages name)."""
+    info = model.model_fields.get(field)
+    return flag_of(info).option(field) if info is not None else field
+
+
+class ConfigError(ValueError):
+    """Invalid options; the message names the flag."""
+
+
+def describe_validation(model: type[BaseModel], exc: ValidationError) -> str:
+    """``--flag: problem`` for each error (pydantic's ``Value error,`` prefixes dropped)."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = err["loc"]
+        where = option_name(model, str(loc[0])) if loc else ""
+        message = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if loc[1:]:
+            message = f"item {'.'.join(str(p) for p in loc[1:])}: {message}"
+        lines.append(f"{where}: {message}" if where else message)
+    return "; ".join(dict.fromkeys(lines))
+
+
+def validated(model: type[BaseModel], values: dict, context: str) -> BaseModel:
+    """``model(**values)`` with a one-line error naming ``context`` (a YAML entry, a flag value)."""
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        raise ConfigError(f"{context}: {describe_validation(model, exc)}") from None
+
+
+class JobConfig(BaseModel):
+    """Base of every job config: frozen, unknown keys rejected, options that cannot apply refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="after")
+    def _options_apply(self) -> JobConfig:
+        for name in self.model_fields_set:
+            info = type(self).model_fields[name]
+            need = flag_of(info).requires
+            if need and need not in self.model_fields_set:
+                cls = type(self)
+                raise ValueError(f"{option_name(cls, name)} applies only together with {option_name(cls, need)}")
+        return self
+
+
+def parse_named_inputs(values: object) -> object:
+    """``NAME:PRESET:PATH`` strings (``--corpus``, ``--benchmark``) as ``{name, preset, paths}`` mappings;
+    anything else (mappings from YAML or Python) passes through for the model to validate."""
+    if not isinstance(values, list):
+        return values
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            parts = v.split(":", 2)
+            if len(parts) != 3 or not all(parts):
+                raise ValueError(f"{v!r}: expected NAME:PRESET:PATH")
+            v = {"name": parts[0], "preset": parts[1], "paths": [parts[2]]}
+        out.append(v)
+    return out
+
+
+RUNNING = "running"
+LogLevel = Literal["debug", "info", "warning", "error"]
+
+
+class RunOptions(JobConfig):
+    """Where a job writes, how it joins Ray, and how much bad input it may skip.
+
+    These decide where and how a run happens, not its results, so they are kept out of the
+    config hash; the skip limits are recorded in the manifest all the same.
+    """
+
+    out: Annotated[str, Flag(RUNNING, metavar="ROOT")] = Field(
+        "runs", description="root of run directories: <out>/<job>/<run-id>/ (local path or fsspec URL)")
+    run_id: Annotated[str | None, Flag(RUNNING, default_text="UTC time to the millisecond + a random suffix")] = Field(
+        None, description="run id")
+    resume: Annotated[bool, Flag(RUNNING)] = Field(
+        False, description="continue the unfinished run --run-id (or the latest one); finished shards are not rerun")
+    address: Annotated[str | None, Flag(RUNNING, default_text="start a local Ray")] = Field(
+        None, description="Ray address to join: 'auto', 'HOST:PORT' (GCS) or 'ray://HOST:10001' (Ray Client)")
+    connect_timeout: Annotated[float, Flag(RUNNING, metavar="SECONDS")] = Field(
+        30.0, gt=0, description="give up on a Ray address that does not answer within this time")
+    num_cpus: Annotated[int | None, Flag(RUNNING, default_text="all")] = Field(
+        None, ge=1, description="CPUs of a local Ray")
+    executor: Annotated[Literal["auto", "ray", "local"], Flag(RUNNING)] = Field(
+        "auto", description="auto: a small input (every shard's size known, within the job's limit) runs in this "
+                            "process without starting Ray; ray: always on Ray; local: always in this process")
+    on_error: Annotated[Literal["fail", "skip"], Flag(RUNNING)] = Field(
+        "fail", description="an unreadable input stops the job, or is skipped and counted (within --max-skipped)")
+    max_skipped: Annotated[float, Flag(RUNNING, metavar="FRACTION")] = Field(
+        0.01, ge=0, le=1, description="a run that skipped a larger share of its rows (bad rows, unread rows, skipped "
+                                      "inputs' rows) fails instead of reporting success")
+    max_skipped_inputs: Annotated[int, Flag(RUNNING, metavar="N")] = Field(
+        0, ge=0, description="with --on-error skip: how many whole inputs (files, shards) may be skipped")
+    log_level: Annotated[LogLevel, Flag(RUNNING)] = Field(
+        "info", description="info: progress lines and result paths; debug: also tracebacks and Ray's own logs")
+
+
+DRIVER_OPTIONS = ("out", "run_id", "log_level")  # jobs that run on the driver: no Ray, no shards to skip
+EXPORT_OPTIONS = ("log_level",)  # single-file exports (--to FILE)
+
+
+def config_hash(payload: dict) -> str:
+    """Hash of the result-relevant configuration (run options excluded)."""
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()

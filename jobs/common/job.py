@@ -1,0 +1,230 @@
+"""One invocation of a job, from start to commit: Ray, the run directory, errors, skip limits, manifest.
+
+Every job's ``run`` plans and validates its inputs first (bad config or input fails before any
+run directory exists), then opens a ``JobRun``: it joins or starts Ray (failing fast on an address
+that does not answer), creates and locks the run directory, runs the shard scan, and on
+``commit`` checks the skip limits, writes the manifest and moves the run into place. When
+anything fails inside, the traceback goes to ``<run>/.partial/error.log``, the lock is released
+and the exception carries the partial folder and whether ``--resume`` can help.
+
+Every run is also recorded in the run store of its run root (``<out>/_runs``, see
+``connectors.run_store``): ``incomplete`` when its directory is created, ``complete`` with its
+inputs, code version and headline rows at commit, and ``failed`` (or ``incomplete`` when
+``--resume`` can finish it) when it stops.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fsspec.core import url_to_fs
+from pydantic import BaseModel
+
+from connectors.run_store import RunEntry, code_version, record_run, store_of
+from jobs.common.config import RunOptions, config_hash
+from jobs.common.errors import JobError, format_traceback, is_transient, one_line
+from jobs.common.manifest import StageTimer, base_manifest
+from jobs.common.ray_start import init_ray
+from jobs.common.rundir import RunDir, join, read_json, write_json, write_parquet, write_text
+from jobs.common.shards import LIVE_DIR, Shard, ShardScan, ShardTask, choose_executor, run_shards
+from jobs.common.summaries import check_summary
+
+log = logging.getLogger(__name__)
+
+
+def job_code_version(config: BaseModel) -> str | None:
+    """The code version of the job package that declares ``config`` (``jobs.geo`` for GeoConfig)."""
+    parts = type(config).__module__.split(".")
+    if parts[0] != "jobs" or len(parts) < 2:
+        return None
+    return code_version(".".join(parts[:2]))
+
+
+class JobRun:
+    """``with JobRun(job, cfg, opts, payload) as run:`` ... ``return run.commit(manifest_extra)``."""
+
+    def __init__(self, job: str, config: BaseModel, opts: RunOptions, payload: dict, *, seed: int | None,
+                 timer: StageTimer | None = None, use_ray: bool | str = True):
+        self.job, self.config, self.opts, self.payload, self.seed = job, config, opts, payload, seed
+        self.timer = timer or StageTimer()
+        self.use_ray = use_ray
+        self.hash = config_hash(payload)
+        self.ray_info: dict | None = None
+        self.scan_result: ShardScan | None = None
+        self.dir: RunDir | None = None
+        self.executor = "ray" if use_ray else "driver"
+        self.store = store_of(opts.out)
+        self.code_version = job_code_version(config)
+
+    def start_ray(self) -> None:
+        """Join or start Ray (bounded by --connect-timeout); a job whose work leaves nothing to resume
+        calls it before ``with``, so a failure of that work leaves no run directory at all."""
+        if self.ray_info is None:
+            with self.timer("ray_init"):
+                self.ray_info = init_ray(self.opts.address, self.opts.num_cpus, self.opts.connect_timeout, self.opts.log_level)
+
+    def __enter__(self) -> JobRun:
+        # use_ray="scan": Ray only when the shard scan runs on it; a given --address is still joined
+        # here, so an address that does not answer fails before any run directory exists.
+        if self.use_ray is True or (self.use_ray == "scan" and self.opts.address):
+            self.start_ray()
+        self.dir = RunDir(self.opts.out, self.job, self.opts.run_id, self.payload, self.hash, self.opts.resume)
+        try:
+            self.record("incomplete")
+        except BaseException:
+            self.dir.release()
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc is None or self.dir is None:
+            return False
+        if getattr(exc, "partial", None) is None:  # a shard failure has already written its worker's traceback
+            try:
+                self.dir.write_error_log(format_traceback(exc))
+            except OSError:
+                pass
+        self.dir.release()
+        for name, value in (("partial", self.dir.partial), ("run_id", self.dir.run_id)):
+            try:
+                setattr(exc, name, getattr(exc, name, None) or value)
+            except AttributeError:
+                pass
+        if not hasattr(exc, "resumable"):
+            try:
+                exc.resumable = is_transient(exc)
+            except AttributeError:
+                pass
+        resumable = bool(getattr(exc, "resumable", False))
+        try:
+            self.record("incomplete" if resumable else "failed", error=one_line(exc), resumable=resumable)
+        except Exception as err:  # noqa: BLE001 -- the run's own error is the one to report
+            log.warning("%s: could not record the run in %s: %s", self.job, self.store, one_line(err))
+        return False
+
+    def record(self, status: str, *, path: str | None = None, inputs: dict | None = None, headline: list | None = None,
+               finished_at: str | None = None, error: str | None = None, resumable: bool = False) -> None:
+        """Write this run's entry in the run store (see ``connectors.run_store``)."""
+        from datetime import datetime, timezone
+
+        record_run(self.store, RunEntry(
+            run_id=self.dir.run_id, job=self.job, status=status, path=path or self.dir.partial,
+            started_at=self.timer.started_at, finished_at=finished_at or (None if status == "incomplete" and error is None
+                                                                         else datetime.now(timezone.utc).isoformat()),
+            config_hash=self.hash, code_version=self.code_version, inputs=inputs or {}, headline=headline or [],
+            error=error, resumable=resumable))
+
+    # -- work --------------------------------------------------------------------------------
+    @property
+    def run_id(self) -> str:
+        return self.dir.run_id
+
+    def path(self, *parts: str) -> str:
+        return self.dir.path(*parts)
+
+    def scan(self, shards: list[Shard], task: ShardTask) -> ShardScan:
+        """The shard scan on Ray, or in this process when ``choose_executor`` says it is small enough."""
+        self.executor = choose_executor(self.opts, shards, task)
+        self.scan_result = run_shards(self.job, self.dir, self.opts, self.timer, shards, task, self.executor, self.start_ray)
+        return self.scan_result
+
+    def write_json(self, name: str, obj: Any) -> None:
+        write_json(self.path(name), obj)
+
+    def write_text(self, name: str, text: str) -> None:
+        write_text(self.path(name), text)
+
+    def write_summary(self, summary: dict) -> None:
+        """summary.json, checked: every job's has ``table``, tidy ``headline`` rows and a schema version."""
+        write_json(self.path("summary.json"), check_summary(summary))
+
+    def write_parquet(self, name: str, table) -> None:
+        write_parquet(self.path(name), table)
+
+    def report_info(self, *files: str):
+        """What a report links and shows in its footer: this run, its config and seed, the data tables
+        written so far (write the tables before the report) and ``files`` (other files of the run)."""
+        from connectors.run_data import describe_tables
+        from jobs.common.html import RunInfo
+
+        return RunInfo(self.job, self.run_id, self.config.model_dump(mode="json"), self.seed,
+                       describe_tables(self.dir.partial), tuple(files))
+
+    def write_table(self, table: str, data, partition: tuple[str, str] | None = None, part: str = "part-0") -> None:
+        """A table the driver computed (a pandas or Arrow table), in the run-data convention:
+        ``data/<table>/[<key>=<value>/]<part>.parquet`` (see ``connectors.run_data``)."""
+        import pyarrow as pa
+
+        from connectors.run_data import write_table
+
+        if not isinstance(data, pa.Table):
+            data = pa.Table.from_pandas(data, preserve_index=False)
+        write_table(self.dir.partial, table, data, part, partition)
+
+    # -- finish ------------------------------------------------------------------------------
+    def check_skips(self, rows_in: int, rows_out: int, skipped_rows: int, unread_rows: int, failed_inputs: list[dict]) -> dict:
+        """Refuse to report success when too much was skipped; the numbers go in the manifest.
+
+        Skipped share = (rows skipped by reason + rows left unread) / (rows read + rows left unread).
+        A run with no usable row is always an error.
+        """
+        total = rows_in + unread_rows
+        share = (skipped_rows + unread_rows) / total if total else 0.0
+        limits = {"max_skipped": self.opts.max_skipped, "max_skipped_inputs": self.opts.max_skipped_inputs}
+        facts = {"skipped_share": round(share, 6), "skipped_inputs": len(failed_inputs), **limits}
+        where = f"; partial results are in {self.dir.partial}"
+        if rows_out == 0:
+            raise JobError(f"{self.job}: no usable rows (read {rows_in:,}, skipped {skipped_rows:,}, unread {unread_rows:,}, "
+                           f"inputs skipped {len(failed_inputs)}){where}")
+        if len(failed_inputs) > self.opts.max_skipped_inputs:
+            first = failed_inputs[0]
+            what = first["error"] if first["file"] in first["error"] else f"{first['file']}: {first['error']}"
+            raise JobError(f"{self.job}: {len(failed_inputs)} input(s) skipped, over --max-skipped-inputs "
+                           f"{self.opts.max_skipped_inputs} (first: {what}){where}")
+        if share > self.opts.max_skipped:
+            raise JobError(f"{self.job}: {share:.2%} of rows skipped or unread ({skipped_rows + unread_rows:,} of {total:,}), "
+                           f"over --max-skipped {self.opts.max_skipped:g}{where}")
+        return facts
+
+    def manifest(self, **extra: Any) -> dict:
+        """The shared manifest fields, the scan's shard and timing facts, then the job's own."""
+        m = base_manifest(self.job, self.run_id, self.config, self.opts, self.hash, self.seed, self.timer, self.ray_info)
+        m["code_version"] = self.code_version
+        scan = self.scan_result
+        m["timings"] = {**self.timer.seconds, "wall_s": self.timer.wall()}
+        m["executor"] = self.executor
+        if scan is not None:
+            m["shards"] = {"total": len(scan.results), "resumed": scan.resumed, "run": scan.run, "failed": scan.failed,
+                           "partially_read": scan.partially_read()}
+            m["timings"].update(scan_rows_per_s=round(scan.progress.rate(), 1), progress=scan.progress.samples)
+        m.update(extra)
+        return m
+
+    def commit(self, manifest: dict) -> str:
+        """Write the manifest (with the ``data`` tables the run wrote), move the run into place, and
+        refresh the run root's ``index.html``."""
+        from connectors.run_data import describe_tables
+        from jobs.common.index import refresh_index
+
+        manifest.setdefault("data", describe_tables(self.dir.partial))
+        fs, live = url_to_fs(join(self.dir.partial, LIVE_DIR))  # the running shards' row counters
+        if fs.exists(live):
+            fs.rm(live, recursive=True)
+        self.write_json("manifest.json", manifest)
+        final = self.dir.commit()
+        self._record_complete(final, manifest)
+        refresh_index(self.opts.out, quiet=self.opts.log_level in ("warning", "error"))
+        return final
+
+    def _record_complete(self, final: str, manifest: dict) -> None:
+        try:
+            summary = read_json(join(final, "summary.json"))
+        except (OSError, ValueError):
+            summary = {}
+        headline = summary.get("headline") if isinstance(summary.get("headline"), list) else []
+        try:
+            self.record("complete", path=final, inputs=manifest.get("inputs") or {}, headline=headline,
+                        finished_at=manifest.get("finished_at"))
+        except Exception as err:  # noqa: BLE001 -- the run is complete; only its history entry is missing
+            log.warning("%s: run %s is complete but could not be recorded in %s: %s", self.job, self.run_id, self.store,
+                        one_line(err))

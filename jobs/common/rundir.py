@@ -1,0 +1,288 @@
+"""Run directories: ``<out>/<job>/<run-id>/`` appears complete or not at all, owned by one process.
+
+Work happens under ``<out>/<job>/.<run-id>.partial/``; finished units (shards) are written there
+as they complete, so a crash loses nothing finished and ``--resume`` picks up where it stopped.
+``commit`` writes ``_SUCCESS`` and renames the folder into place. Paths may be local or any
+fsspec URL the workers can also reach (a shared filesystem or an object store) -- on a cluster the
+workers write their shard outputs directly, nothing row-sized passes through the driver.
+
+On an object store there is no rename: a "move" is a copy of every object and then a delete, so a
+failure half way leaves two copies, or a complete-looking one (the ``.partial`` copy with its own
+``_SUCCESS``). There the run is written under its final prefix ``<out>/<job>/<run-id>/`` from the
+start, and the completion marker ``_SUCCESS`` is the last object written: a prefix without it is
+an unfinished run (``--resume`` continues it), one with it is complete, and there is never a
+second copy. Every object is written by one PUT of its whole content, which a store keeps whole
+or not at all, so no reader meets half a file.
+
+Why run ids carry milliseconds and a random suffix: two identical commands started in the same
+second must get two runs, never one shared folder. Why a lock: a second process (a ``--resume``
+aimed at a live run, a retried scheduler) must never write into a run another process owns. The
+lock file is created with an exclusive create, holds the owner's PID and host, and is taken over
+only when that process is gone (same host, PID no longer alive).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import posixpath
+import secrets
+import socket
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+from fsspec.core import url_to_fs
+
+CONFIG_FILE = "_config.json"
+SUCCESS = "_SUCCESS"
+LOCK_FILE = "_LOCK"
+ERROR_LOG = "error.log"
+
+
+class RunDirError(RuntimeError):
+    """A run directory that cannot be created or resumed as asked."""
+
+
+def new_run_id() -> str:
+    """Sortable and unique per invocation: UTC time to the millisecond plus 6 random hex digits."""
+    now = datetime.now(timezone.utc)
+    return f"{now:%Y%m%dT%H%M%S}.{now.microsecond // 1000:03d}Z-{secrets.token_hex(3)}"
+
+
+def join(base: str, *parts: str) -> str:
+    return posixpath.join(base.rstrip("/"), *parts) if "://" in base else "/".join([base.rstrip("/"), *parts])
+
+
+def _prepare(url: str):
+    fs, path = url_to_fs(url)
+    fs.makedirs(posixpath.dirname(path), exist_ok=True)
+    return fs, path
+
+
+def is_local(fs) -> bool:
+    """Whether ``fs`` is the local filesystem (where a rename is atomic), not an object store."""
+    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+    return protocol in ("file", "local")
+
+
+def work_dir(out: str, job: str, run_id: str) -> str:
+    """Where an unfinished run of ``job`` lives: ``.<run-id>.partial`` locally, its final prefix on an object store."""
+    if "://" not in out:
+        out = os.path.abspath(out)
+    base = join(out, job)
+    return join(base, f".{run_id}.partial") if is_local(url_to_fs(out)[0]) else join(base, run_id)
+
+
+def is_complete(run: str) -> bool:
+    """Whether the run directory or prefix ``run`` holds its completion marker."""
+    fs, path = url_to_fs(join(run, SUCCESS))
+    return fs.exists(path)
+
+
+def _atomic_write(url: str, mode: str, write) -> None:
+    """Write to a temporary name, then rename; a failed write (disk full) leaves no temporary behind.
+
+    On an object store: the content is built in memory and stored by one PUT (the store keeps an
+    object whole or not at all; a streamed upload would store what it had when the writer failed).
+    """
+    fs, path = _prepare(url)
+    if not is_local(fs):
+        buffer = io.BytesIO()
+        if "b" in mode:
+            write(buffer)
+        else:
+            text = io.TextIOWrapper(buffer, encoding="utf-8", write_through=True)
+            write(text)
+            text.flush()
+            text.detach()
+        fs.pipe_file(path, buffer.getvalue())
+        return
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        with fs.open(tmp, mode, **({"encoding": "utf-8"} if "b" not in mode else {})) as fh:
+            write(fh)
+        fs.mv(tmp, path)
+    except BaseException:
+        try:
+            if fs.exists(tmp):
+                fs.rm(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json(url: str, obj: Any) -> None:
+    """Write JSON atomically where the filesystem allows (temporary name, then rename)."""
+    _atomic_write(url, "w", lambda fh: json.dump(obj, fh, indent=2, sort_keys=False, default=_json_default))
+
+
+def write_text(url: str, text: str) -> None:
+    _atomic_write(url, "w", lambda fh: fh.write(text))
+
+
+def write_parquet(url: str, table: pa.Table) -> None:
+    _atomic_write(url, "wb", lambda fh: pq.write_table(table, fh, compression="zstd"))
+
+
+def read_json(url: str) -> Any:
+    with fsspec.open(url, "r", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "item"):
+        return obj.item()
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    return str(obj)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunDir:
+    """One run of one job, owned by this process until ``commit`` or ``release``.
+
+    ``resume=True`` reopens the partial folder of ``run_id`` (or of the latest unfinished run),
+    which must exist, have been started with the same configuration and not be owned by a live
+    process.
+    """
+
+    def __init__(self, out: str, job: str, run_id: str | None, config: dict, config_hash: str, resume: bool):
+        if "://" not in out:
+            out = os.path.abspath(out)  # workers may not share the driver's working directory
+        self.fs, _ = url_to_fs(out)
+        self.local = is_local(self.fs)  # else an object store: no rename, the marker is written last
+        self.job_dir = join(out, job)
+        if resume:
+            run_id = self._resumable(run_id)
+        self.run_id = run_id or new_run_id()
+        self.final = join(self.job_dir, self.run_id)
+        self.partial = work_dir(out, job, self.run_id)
+        if is_complete(self.final) or (self.local and self.fs.exists(url_to_fs(self.final)[1])):
+            raise RunDirError(f"run directory {self.final} already exists; choose another --run-id")
+        exists = self.fs.exists(url_to_fs(self.partial)[1])
+        if exists and not resume:
+            raise RunDirError(f"an unfinished run is at {self.partial}; pass --resume to continue it or choose another --run-id")
+        if not exists:
+            self.fs.makedirs(url_to_fs(self.partial)[1], exist_ok=True)
+        self._lock()
+        if exists:
+            saved = read_json(self.path(CONFIG_FILE))
+            if saved.get("config_hash") != config_hash:
+                self.release()
+                raise RunDirError(
+                    f"cannot resume {self.partial}: it was started with a different configuration "
+                    f"(hash {saved.get('config_hash', '?')[:12]} vs {config_hash[:12]}); start a new run instead"
+                )
+        else:
+            write_json(self.path(CONFIG_FILE), {"config_hash": config_hash, "config": config})
+        self.resumed = exists
+
+    # -- resume -------------------------------------------------------------------------------
+    def _partials(self) -> list[str]:
+        """Run ids of the unfinished runs: ``.<id>.partial`` folders, or (object store) prefixes without ``_SUCCESS``."""
+        _, job_path = url_to_fs(self.job_dir)
+        names = [posixpath.basename(p.rstrip("/")) for p in self.fs.ls(job_path, detail=False)] if self.fs.exists(job_path) else []
+        if self.local:
+            return sorted(n[1:-len(".partial")] for n in names if n.startswith(".") and n.endswith(".partial"))
+        return sorted(n for n in names if not n.startswith((".", "_")) and not is_complete(join(self.job_dir, n)))
+
+    def _resumable(self, run_id: str | None) -> str:
+        partials = self._partials()
+        if run_id is None:
+            if not partials:
+                raise RunDirError(f"--resume: no unfinished run under {self.job_dir}")
+            return partials[-1]
+        if run_id not in partials:
+            if is_complete(join(self.job_dir, run_id)) or (self.local and self.fs.exists(url_to_fs(join(self.job_dir, run_id))[1])):
+                raise RunDirError(f"--resume: run {run_id} is already complete ({join(self.job_dir, run_id)})")
+            known = ", ".join(partials[-5:]) or "none"
+            raise RunDirError(f"--resume: no unfinished run {run_id!r} under {self.job_dir}; resumable runs: {known}")
+        return run_id
+
+    # -- ownership ----------------------------------------------------------------------------
+    def _lock(self) -> None:
+        """Take the run's lock, or fail naming the process that holds it."""
+        owner = {"pid": os.getpid(), "host": socket.gethostname(), "run_id": self.run_id,
+                 "since": datetime.now(timezone.utc).isoformat()}
+        url = self.path(LOCK_FILE)
+        fs, path = url_to_fs(url)
+        for _ in range(2):
+            try:
+                with fs.open(path, "xb") as fh:
+                    fh.write(json.dumps(owner).encode())
+                self._owner = owner
+                return
+            except FileExistsError:
+                holder = self._holder()
+                if holder and holder.get("host") == owner["host"] and not _pid_alive(int(holder.get("pid", -1))):
+                    fs.rm(path)  # stale: its process is gone (a crash or kill -9)
+                    continue
+                where = f"process {holder.get('pid')} on {holder.get('host')}" if holder else "another process"
+                raise RunDirError(f"run {self.run_id} is in use by {where} (lock {url}); wait for it to finish, "
+                                  "or delete the lock if that process is gone") from None
+        raise RunDirError(f"could not take the lock {url}")
+
+    def _holder(self) -> dict | None:
+        try:
+            return read_json(self.path(LOCK_FILE))
+        except (OSError, ValueError):
+            return None
+
+    def release(self) -> None:
+        """Give up ownership (the partial folder stays for --resume)."""
+        fs, path = url_to_fs(self.path(LOCK_FILE))
+        holder = self._holder()
+        if holder and holder.get("pid") == os.getpid() and holder.get("host") == socket.gethostname():
+            fs.rm(path)
+
+    # -- paths and commit -----------------------------------------------------------------------
+    def path(self, *parts: str) -> str:
+        return join(self.partial, *parts)
+
+    def makedirs(self, *parts: str) -> str:
+        url = self.path(*parts)
+        self.fs.makedirs(url_to_fs(url)[1], exist_ok=True)
+        return url
+
+    def write_error_log(self, text: str) -> str:
+        write_text(self.path(ERROR_LOG), text)
+        return self.path(ERROR_LOG)
+
+    def _remove(self, name: str) -> None:
+        fs, path = url_to_fs(self.path(name))
+        if fs.exists(path):
+            fs.rm(path)
+
+    def commit(self) -> str:
+        """Mark complete and move into place; returns the final location.
+
+        Object store: nothing moves. The lock goes first and ``_SUCCESS`` is written last, so a
+        commit cut short leaves an unlocked, unfinished run that ``--resume`` completes (its
+        ``_config.json`` is removed only after the marker, for that resume).
+        """
+        self._remove(ERROR_LOG)
+        if not self.local:
+            self._remove(LOCK_FILE)
+            write_text(self.path(SUCCESS), "")
+            self._remove(CONFIG_FILE)
+            return self.final
+        self._remove(CONFIG_FILE)
+        write_text(self.path(SUCCESS), "")
+        self.fs.mv(url_to_fs(self.partial)[1], url_to_fs(self.final)[1], recursive=True)
+        fs, lock = url_to_fs(join(self.final, LOCK_FILE))  # held until the partial folder is gone
+        if fs.exists(lock):
+            fs.rm(lock)
+        return self.final

@@ -1,0 +1,371 @@
+"""The shard contract: a job says what to set up once per worker and what to do with one shard;
+the runner owns everything else.
+
+A *shard* is a unit of work with a content-derived id (a file, a row-group range, a set of
+questions) described by a small JSON payload. A job supplies a ``ShardTask``:
+
+* ``setup()`` -- build heavy state once per worker (a compiled lexicon, an inventory, a model);
+* ``process(shard, out)`` -- read the shard, run the science, write per-shard tables through
+  ``out`` and return a ``ShardResult``: rows seen, rows skipped by reason, rows it could not read,
+  and a small mergeable ``partial`` (counts) for the driver.
+
+The runner (``run_shards``) skips shards an earlier attempt finished, runs the rest on a Ray Data
+actor pool (``map_batches`` with a class: the worker state lives in the actor, not in module
+globals), turns any exception into a failed shard with its message and traceback, applies
+``--on-error``, writes the ``shards/<id>.json`` done-marker, times each shard and reports progress
+in rows. Adding a CPU audit means writing a ``ShardTask``, nothing else.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from fsspec.core import url_to_fs
+
+from jobs.common.config import RunOptions
+from jobs.common.errors import JobError, is_transient, one_line
+from jobs.common.manifest import StageTimer
+from jobs.common.progress import Progress
+from jobs.common.rundir import RunDir, join, read_json, write_json
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of work: its id, where it comes from (for messages) and what the task needs."""
+
+    shard_id: str
+    input: str  # the benchmark / corpus / answer set it belongs to
+    source: str  # file URL or other origin, named in every error
+    payload: dict[str, Any]
+    expected_rows: int | None = None
+    limit: int | None = None  # --limit: read at most this many rows of the shard
+    estimated: bool = False  # expected_rows is an expectation from the bytes (lines, tar samples), not a footer count
+
+
+@dataclass
+class ShardResult:
+    """What ``process`` returns: counts for the manifest and a small mergeable partial."""
+
+    rows_in: int
+    partial: dict[str, Any] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)  # rows read but unusable, by reason
+    unread_rows: int = 0  # rows a reader could not split out (lines of the byte ranges it gave up on)
+    unread: list[dict] = field(default_factory=list)  # those ranges: {file, bytes: [start, stop], lines, why}
+
+
+class ShardOutputs:
+    """Per-shard parts of the run's tables: ``data/<table>/[<key>=<value>/]<shard-id>.parquet``.
+
+    Why the runner hands them out: a failed shard's partly written files are removed with it, and a
+    retried shard overwrites its own part instead of adding a duplicate. ``partition`` is
+    ``(key, input name)`` for jobs whose runs take named inputs (``("corpus", "coco")``); the value
+    lives in the folder name, not in the file (see ``connectors.run_data``).
+    """
+
+    def __init__(self, partial_dir: str, shard_id: str, report: Callable[[str, int], None] | None = None):
+        self.partial_dir, self.shard_id = partial_dir, shard_id
+        self._writers: list[Any] = []
+        self._report = report or _write_live_rows(partial_dir)
+        self._reported = 0.0
+
+    def rows_read(self, rows: int) -> None:
+        """Tell the driver how many rows this shard has read so far (at most once a second), so
+        progress moves inside a large file too."""
+        now = time.monotonic()
+        if now - self._reported >= LIVE_INTERVAL_S:
+            self._reported = now
+            self._report(self.shard_id, rows)
+
+    def writer(self, table: str, schema: pa.Schema, partition: tuple[str, str] | None = None):
+        from connectors.run_data import part_writer
+
+        w = part_writer(self.partial_dir, table, self.shard_id, schema, partition)
+        self._writers.append(w)
+        return w
+
+    def close(self) -> None:
+        for w in self._writers:
+            w.close()
+
+    def abort(self) -> None:
+        for w in self._writers:
+            w.abort()
+
+
+LIVE_INTERVAL_S = 1.0
+LIVE_DIR = ".progress"  # <partial>/.progress/<shard>.json: rows read by running shards (removed at commit)
+
+
+def _write_live_rows(partial_dir: str) -> Callable[[str, int], None]:
+    def report(shard_id: str, rows: int) -> None:
+        try:
+            write_json(join(partial_dir, LIVE_DIR, f"{shard_id}.json"), {"rows": rows})
+        except OSError:
+            pass  # progress is advice: a failed write must never fail the shard
+    return report
+
+
+def read_live_rows(partial_dir: str, running: set[str]) -> int:
+    """Rows read so far by the running shards, from their workers' counters."""
+    fs, path = url_to_fs(join(partial_dir, LIVE_DIR))
+    total = 0
+    try:
+        entries = fs.ls(path, detail=False) if fs.exists(path) else []
+    except OSError:
+        return 0
+    for p in entries:
+        name = p.rsplit("/", 1)[-1]
+        if name.endswith(".json") and name[:-5] in running:
+            try:
+                total += int(read_json(join(partial_dir, LIVE_DIR, name)).get("rows", 0))
+            except (OSError, ValueError):
+                continue
+    return total
+
+
+class ShardTask:
+    """What a job supplies: ``setup`` once per worker, ``process`` per shard (see the module doc).
+
+    ``local_rows``: with ``--executor auto``, a plan of at most this many expected rows (all known
+    up front) runs in the driver process, without starting Ray: for small inputs Ray's start-up
+    costs more than the work. Set it from the stage's speed: the rows one core does in ~2 s.
+    """
+
+    local_rows: int = 100_000
+
+    def setup(self) -> None:
+        """Build per-worker state; the default has none."""
+
+    def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
+        raise NotImplementedError
+
+
+def limited(batches: Iterator[pa.RecordBatch], limit: int | None) -> Iterator[pa.RecordBatch]:
+    """The first ``limit`` rows of a batch stream (``--limit``), all of them when ``limit`` is None."""
+    if limit is None:
+        yield from batches
+        return
+    left = limit
+    for batch in batches:
+        if left <= 0:
+            return
+        yield batch.slice(0, left) if batch.num_rows > left else batch
+        left -= batch.num_rows
+
+
+def apply_limit(shards: list[Shard], limit: int | None) -> list[Shard]:
+    """The shards holding the first ``limit`` rows of each input, in plan order, the last one cut.
+
+    A shard whose row count is not known up front (a CSV, JSONL or tar file) ends the input's
+    selection: it is read up to the rows still wanted, so an input yields at most ``limit`` rows.
+    """
+    if limit is None:
+        return shards
+    out: list[Shard] = []
+    wanted: dict[str, int | None] = {}
+    for s in shards:
+        left = wanted.get(s.input, limit)
+        if left is None or left <= 0:
+            continue
+        rows = None if s.estimated else s.expected_rows  # an estimate cannot decide where the first N rows end
+        out.append(s if rows is not None and rows <= left else Shard(**{**asdict(s), "limit": left}))
+        wanted[s.input] = None if rows is None else left - rows
+    return out
+
+
+class _ShardWorker:
+    """The actor-side wrapper: one task instance per actor, set up once, every failure caught."""
+
+    def __init__(self, task: ShardTask, partial_dir: str, report: Callable[[str, int], None] | None = None):
+        self.task, self.partial_dir, self.report = task, partial_dir, report
+        self.task.setup()
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        results = [self._run(Shard(**json.loads(s))) for s in batch.column("shard").to_pylist()]
+        return pa.table({"result": [json.dumps(r) for r in results]})
+
+    def _run(self, shard: Shard) -> dict:
+        started = time.monotonic()
+        out = ShardOutputs(self.partial_dir, shard.shard_id, self.report)
+        record: dict[str, Any] = {"shard_id": shard.shard_id, "input": shard.input, "file": shard.source}
+        try:
+            result = self.task.process(shard, out)
+            out.close()
+            record.update(status="ok", error=None, **asdict(result))
+        except Exception as exc:  # noqa: BLE001 -- every failure becomes the shard's own message
+            out.abort()
+            message = one_line(exc)
+            if shard.source and shard.source not in message:
+                message = f"{shard.source}: {message}"
+            record.update(status="failed", error=message, transient=is_transient(exc),
+                          traceback=traceback.format_exc(), **asdict(ShardResult(0)))
+        record["seconds"] = round(time.monotonic() - started, 3)
+        if record["status"] == "ok":  # the done-marker --resume skips; a failed shard is always rerun
+            write_json(join(self.partial_dir, "shards", f"{shard.shard_id}.json"), record)
+        return record
+
+
+def finished_shards(run: RunDir, planned: set[str]) -> dict[str, dict]:
+    """Results of the shards an earlier attempt of this run finished (only those still planned)."""
+    if not run.resumed:
+        return {}
+    fs, path = url_to_fs(run.path("shards"))
+    if not fs.exists(path):
+        return {}
+    done = {}
+    for p in fs.ls(path, detail=False):
+        if not p.endswith(".json"):
+            continue
+        url = run.path("shards", p.rsplit("/", 1)[-1])
+        try:
+            data = read_json(url)
+        except ValueError as exc:
+            raise JobError(f"{url}: unreadable done-marker of an earlier attempt ({one_line(exc)}); "
+                           "delete it to rerun that shard") from exc
+        if data.get("status") == "ok" and data.get("shard_id") in planned:
+            done[data["shard_id"]] = data
+    return done
+
+
+@dataclass
+class ShardScan:
+    """What a job needs after its scan: every shard's result and the facts for the manifest."""
+
+    results: list[dict]  # in plan order
+    resumed: int
+    run: int
+    progress: Progress
+
+    @property
+    def ok(self) -> list[dict]:
+        return [r for r in self.results if r["status"] == "ok"]
+
+    @property
+    def failed(self) -> list[dict]:
+        return [{"input": r["input"], "file": r["file"], "error": r["error"]} for r in self.results if r["status"] == "failed"]
+
+    def skipped(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.ok:
+            for k, v in r["skipped"].items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    def rows_in(self) -> int:
+        return sum(r["rows_in"] for r in self.ok)
+
+    def unread_rows(self) -> int:
+        return sum(r["unread_rows"] for r in self.ok)
+
+    def partially_read(self) -> list[dict]:
+        """Shards read only in part: the byte ranges given up on and their line counts."""
+        return [{"file": r["file"], "unread_rows": r["unread_rows"], "ranges": r["unread"]} for r in self.ok if r["unread"]]
+
+
+def _pool_size(opts: RunOptions, n: int) -> int:
+    import ray
+
+    return max(1, min(n, int(ray.available_resources().get("CPU", 1) or 1)))
+
+
+def choose_executor(opts: RunOptions, shards: list[Shard], task: ShardTask) -> str:
+    """``local`` (in this process, no Ray) or ``ray``.
+
+    ``--executor auto`` runs locally only when that cannot be slower: no ``--address``, no Ray
+    already running in this process, and a plan whose every shard size is known with at most
+    ``task.local_rows`` rows in all.
+    """
+    if opts.executor != "auto":
+        return opts.executor
+    import sys
+
+    ray = sys.modules.get("ray")
+    if opts.address or (ray is not None and ray.is_initialized()):
+        return "ray"
+    sizes = [s.expected_rows if s.limit is None else min(s.limit, s.expected_rows or s.limit) for s in shards]
+    return "local" if None not in sizes and sum(sizes) <= task.local_rows else "ray"
+
+
+def _planned(s: Shard) -> int | None:
+    return s.expected_rows if s.limit is None else min(s.limit, s.expected_rows or s.limit)
+
+
+def _progress(job: str, opts: RunOptions, shards: list[Shard]) -> Progress:
+    planned = [_planned(s) for s in shards]
+    return Progress(job, sum(p for p in planned if p is not None), len(shards),
+                    unknown_shards=sum(p is None for p in planned),
+                    estimated_shards=sum(s.estimated and p is not None for s, p in zip(shards, planned)),
+                    quiet=opts.log_level in ("warning", "error"))
+
+
+class _LiveRows(threading.Thread):
+    """Polls the running shards' row counters every interval while a Ray scan runs."""
+
+    def __init__(self, partial: str, progress: Progress, running: set[str]):
+        super().__init__(name="progress", daemon=True)
+        self.partial, self.progress, self.running, self.stop = partial, progress, running, threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(self.progress.interval_s):
+            self.progress.live(read_live_rows(self.partial, set(self.running)))
+
+
+def run_shards(job: str, run: RunDir, opts: RunOptions, timer: StageTimer, shards: list[Shard], task: ShardTask,
+               executor: str = "ray", on_ray: Callable[[], None] | None = None) -> ShardScan:
+    """The scan every sharded job shares: skip finished shards, run the rest on an actor pool (or,
+    ``executor="local"``, one after another in this process).
+
+    With ``--on-error fail`` the first failed shard stops the scan with its own message (finished
+    shards stay for ``--resume``); with ``skip`` failed shards are counted and the job goes on.
+    """
+    finished = finished_shards(run, {s.shard_id for s in shards})
+    todo = [s for s in shards if s.shard_id not in finished]
+    by_id = {s.shard_id: s for s in shards}
+    progress = _progress(job, opts, shards)
+    for data in finished.values():
+        s = by_id[data["shard_id"]]
+        progress.resume(data["rows_in"], planned=_planned(s), estimated=s.estimated)
+    results = dict(finished)
+
+    def take(result: dict) -> None:
+        if result["status"] == "failed" and (opts.on_error != "skip" or result["transient"]):
+            run.write_error_log(result["traceback"])
+            raise JobError(f"{job}: {result['error']}", resumable=result["transient"], partial=run.partial, run_id=run.run_id)
+        result.pop("traceback", None)
+        results[result["shard_id"]] = result
+        s = by_id[result["shard_id"]]
+        running.discard(s.shard_id)
+        progress.update(result["rows_in"], planned=_planned(s), estimated=s.estimated)
+
+    running = {s.shard_id for s in todo}
+    with timer("scan"):
+        if todo and executor == "local":
+            progress.start()
+            worker = _ShardWorker(task, run.partial, lambda shard_id, rows: progress.live(rows))
+            for s in todo:
+                take(worker._run(s))
+        elif todo:
+            import ray
+
+            if on_ray is not None:
+                on_ray()  # start or join Ray now, and only now that the scan needs it
+            progress.start()
+            ds = ray.data.from_items([{"shard": json.dumps(asdict(s))} for s in todo], override_num_blocks=len(todo))
+            ds = ds.map_batches(_ShardWorker, fn_constructor_kwargs={"task": task, "partial_dir": run.partial},
+                                batch_size=1, batch_format="pyarrow", num_cpus=1,
+                                compute=ray.data.ActorPoolStrategy(min_size=1, max_size=_pool_size(opts, len(todo))))
+            live = _LiveRows(run.partial, progress, running)
+            live.start()
+            try:
+                for row in ds.iter_rows():
+                    take(json.loads(row["result"]))
+            finally:
+                live.stop.set()
+        progress.emit()
+    return ShardScan([results[s.shard_id] for s in shards if s.shard_id in results], len(finished), len(todo), progress)

@@ -1,0 +1,63 @@
+"""Numbers for summary.json: undefined values (NaN) become ``null``, so the file is valid JSON.
+
+Why: a share with no signals or a kappa with one shared label is undefined, not zero; JSON has no
+NaN, and Python's ``json`` would write a bare ``NaN`` that strict readers (browsers, jq) reject.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+
+def finite(value: Any) -> Any:
+    """``None`` for NaN/inf, plain Python numbers for numpy scalars, anything else unchanged."""
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """Rows of a DataFrame as JSON-ready dicts."""
+    return [{k: finite(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+SCHEMA_VERSION = 1  # of summary.json; bump when a key's meaning changes
+
+
+def headline(input: str, metric: str, value: Any, ci: tuple[Any, Any] | list | None = None) -> dict:
+    """One row of a summary's ``headline``: the few metrics run history, diffs and trend plots track.
+
+    Tidy on purpose (one row per input and metric, interval bounds as columns), so every job's
+    headline loads into one table: ``pd.DataFrame(summary["headline"])``.
+    """
+    low, high = (ci if ci is not None else (None, None))
+    return {"input": input, "metric": metric, "value": finite(value), "ci_low": finite(low), "ci_high": finite(high)}
+
+
+def check_summary(summary: dict) -> dict:
+    """``summary`` with its schema version, after checking the keys every job's summary.json has."""
+    missing = [k for k in ("job", "run_id", "table", "headline") if k not in summary]
+    if missing:
+        raise ValueError(f"summary of {summary.get('job', '?')} lacks {missing}")
+    for row in summary["headline"]:
+        if set(row) != {"input", "metric", "value", "ci_low", "ci_high"}:
+            raise ValueError(f"headline row {row} is not made by jobs.common.summaries.headline")
+    return {"schema_version": SCHEMA_VERSION, **summary}
+
+
+def min_bootstrap_clusters(level: float) -> int:
+    """The fewest resampled units (questions, items, countries) whose percentile bootstrap can give a
+    two-sided interval at ``level``.
+
+    Why: k units have only C(2k-1, k) distinct resamples; one question has one (the interval is the
+    estimate twice, ``[+0.022, +0.022]``), two have three. An interval needs at least 2/(1 - level)
+    distinct resamples (one beyond each tail of (1 - level)/2): 40 at 0.95, so 5 units.
+    """
+    need, k = 2.0 / (1.0 - level), 1
+    while math.comb(2 * k - 1, k) < need:
+        k += 1
+    return k

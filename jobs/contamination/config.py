@@ -1,0 +1,190 @@
+"""``benchaudit contamination`` options, declared once (flags are generated).
+
+Two modes: an audit (``--worker-model`` on one benchmark: sample, routers, worker, statistics) and
+a re-analysis (``--outcomes FILE``: the statistics of a per-question outcome table, no model call).
+Options of one mode given in the other are refused, so nothing is silently ignored.
+"""
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import fsspec
+import yaml
+from pydantic import BeforeValidator, Field, model_validator
+
+from audit.contamination.plan import DEFAULT_M, Decoding, ModelRoles, PlanConfig
+from audit.contamination.prompts import SLOTS, PromptSet
+from audit.contamination.sample import DEFAULT_N, DEFAULT_SEED
+from audit.stats.bootstrap import BootstrapConfig
+from connectors.benchmarks import PRESETS
+from connectors.models.spec import BACKENDS, parse_model_spec
+from connectors.outcomes import OutcomeColumns
+from connectors.prompts import prompt_dir_files, read_prompt_set
+from jobs.common.benchmarks import INPUT, BenchmarkConfig, BenchmarkInputs
+from jobs.common.config import ConfigError, Flag, parse_named_inputs
+
+MODELS = "models"
+ROUTING = "routing and decoding"
+PROMPTS = "prompts (shipped: audit/contamination/data/)"
+EXECUTION = "model execution"
+OUTCOMES = "re-analysis of an outcome table (--outcomes)"
+ANALYSIS = "analysis"
+_OUTCOME_COLUMN = Flag(OUTCOMES, requires="outcomes")
+# fields of the audit mode: refused together with --outcomes
+AUDIT_ONLY = ("benchmark", "benchmarks", "input", "worker_model", "router_model", "model_settings", "independent", "sample",
+              "prompts", "forward_full_prompt", "noisy_rewrite_prompt", "aggregate_prompt", "worker_prompt",
+              "router_max_tokens", "worker_max_tokens", "noisy_temperature", "noisy_top_p", "limit")
+# fields that decide where or how fast calls run, not their results: kept out of the config hash
+EXECUTION_ONLY = ("batch_size", "actors", "cache")
+
+
+def _settings(value: object) -> object:
+    """``--model-settings``: inline JSON (starts with ``{``) or a JSON/YAML file, mapping backend or spec -> settings."""
+    if not isinstance(value, str):
+        return value
+    if value.lstrip().startswith("{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc})") from None
+    try:
+        with fsspec.open(value, "r", encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"{value}: no such file (expected inline JSON or a JSON/YAML file)") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{value}: not valid JSON/YAML ({exc})") from None
+
+
+class ContaminationConfig(BenchmarkInputs):
+    """Everything that decides a contamination run's results."""
+
+    benchmark: Annotated[list[BenchmarkConfig], BeforeValidator(parse_named_inputs),
+                         Flag(INPUT, metavar="NAME:PRESET:PATH", repeat=True, default_text="none: required unless --outcomes")] = Field(
+        default_factory=list, description="the benchmark to sample questions from, by preset (" + ", ".join(sorted(PRESETS))
+                                          + "); PATH is a file, directory, glob or URL (one benchmark per run)")
+    worker_model: Annotated[list[str], Flag(MODELS, metavar="SPEC", repeat=True, default_text="none: required unless --outcomes")] = Field(
+        default_factory=list, description="an audited model (hf:<id or path>, vllm:<id or path>, openai:<base URL>#<model>); "
+                                          "repeat for several")
+    router_model: Annotated[list[str], Flag(MODELS, metavar="SPEC", repeat=True, default_text="each worker routes for itself")] = Field(
+        default_factory=list, description="the model that relays and rewrites for the workers: once for all of them, or "
+                                          "once per --worker-model in the same order")
+    model_settings: Annotated[dict[str, dict[str, Any]], BeforeValidator(_settings), Flag(MODELS, metavar="JSON|FILE",
+                                                                                          default_text="none")] = Field(
+        default_factory=dict, description="backend settings by backend name or model spec, e.g. "
+                                          "'{\"openai\": {\"timeout_s\": 30}, \"hf\": {\"batch_size\": 8}}'; a spec's entry "
+                                          "overrides its backend's")
+    max_routers: Annotated[int, Flag(ROUTING, metavar="M")] = Field(
+        DEFAULT_M, ge=1, description="noisy settings r = 1..M parallel routers (with --outcomes: the M expected; default "
+                                     "there: the largest r in the table)")
+    independent: Annotated[bool, Flag(ROUTING)] = Field(
+        False, description="fresh routers for every r (M(M+1)/2 noisy router calls per question and router model) instead "
+                           "of the nested design (r uses the first r of M router outputs: M calls)")
+    sample: Annotated[int, Flag(ROUTING, metavar="N")] = Field(
+        DEFAULT_N, ge=1, description="questions drawn once, identical across models and settings")
+    seed: Annotated[int, Flag(ROUTING)] = Field(
+        DEFAULT_SEED, ge=0, description="seed of the question sample, the noisy routers' sampling and the bootstrap")
+    router_max_tokens: Annotated[int, Flag(ROUTING, metavar="N")] = Field(
+        768, ge=1, description="longest router output (tokens), clean and noisy")
+    worker_max_tokens: Annotated[int, Flag(ROUTING, metavar="N")] = Field(
+        16, ge=1, description="longest worker answer (tokens); the answer must be one letter")
+    noisy_temperature: Annotated[float, Flag(ROUTING)] = Field(
+        0.8, gt=0, description="sampling temperature of the noisy routers (the clean relay and the worker are greedy)")
+    noisy_top_p: Annotated[float, Flag(ROUTING)] = Field(0.95, gt=0, le=1, description="nucleus of the noisy routers' sampling")
+    prompts: Annotated[str | None, Flag(PROMPTS, metavar="DIR")] = Field(
+        None, description="a folder with any of " + ", ".join(f"{s}.txt" for s in SLOTS) + " replacing the shipped prompts")
+    forward_full_prompt: Annotated[str | None, Flag(PROMPTS, metavar="FILE", default_text="shipped")] = Field(
+        None, description="clean relay (router) prompt file")
+    noisy_rewrite_prompt: Annotated[str | None, Flag(PROMPTS, metavar="FILE", default_text="shipped")] = Field(
+        None, description="noisy rewrite (router) prompt file")
+    aggregate_prompt: Annotated[str | None, Flag(PROMPTS, metavar="FILE", default_text="shipped")] = Field(
+        None, description="prompt file combining the router outputs into the worker's input")
+    worker_prompt: Annotated[str | None, Flag(PROMPTS, metavar="FILE", default_text="shipped")] = Field(
+        None, description="worker prompt file")
+    batch_size: Annotated[int, Flag(EXECUTION, metavar="N")] = Field(16, ge=1, description="prompt rows per model batch")
+    actors: Annotated[int | None, Flag(EXECUTION, metavar="N", default_text="one per GPU; on CPU, CPUs - 1; openai: 2")] = Field(
+        None, ge=1, description="model actors per stage")
+    cache: Annotated[str | None, Flag(EXECUTION, metavar="ROOT", default_text="<out>/cache/models")] = Field(
+        None, description="response cache shared across runs, so a rerun, a larger M or an added model repeats no call")
+    outcomes: Annotated[list[str], Flag(OUTCOMES, metavar="PATH", repeat=True, default_text="none: audit models")] = Field(
+        default_factory=list, description="re-analyse a per-question outcome table (Parquet or CSV: file, folder or glob) "
+                                          "with zero model calls")
+    question_id_column: Annotated[str, _OUTCOME_COLUMN] = Field("question_id", description="question id column")
+    model_column: Annotated[str, _OUTCOME_COLUMN] = Field("model", description="worker model column")
+    condition_column: Annotated[str, _OUTCOME_COLUMN] = Field(
+        "condition", description="condition column (forward_full or noisy_rewrite)")
+    r_column: Annotated[str, _OUTCOME_COLUMN] = Field("r", description="number-of-routers column (1 for forward_full)")
+    correct_column: Annotated[str, _OUTCOME_COLUMN] = Field("correct", description="0/1 correctness column")
+    status_column: Annotated[str, _OUTCOME_COLUMN] = Field("status", description="outcome category column (optional in the file)")
+    answer_column: Annotated[str, _OUTCOME_COLUMN] = Field("answer", description="raw worker answer column (optional in the file)")
+    bootstrap: Annotated[int, Flag(ANALYSIS)] = Field(
+        10_000, ge=1, description="question-clustered bootstrap replicates of the improve-degrade trend")
+    level: Annotated[float, Flag(ANALYSIS)] = Field(
+        0.95, gt=0, lt=1, description="two-sided interval level; 1 - level is the family-wise error rate of the Holm-corrected "
+                                      "McNemar tests")
+
+    def embedded(self) -> list[BenchmarkConfig]:
+        return []  # no shipped sample is single-answer multiple choice: the audit needs --benchmark or --input
+
+    @model_validator(mode="after")
+    def _mode(self) -> ContaminationConfig:
+        if self.outcomes:
+            given = [f for f in AUDIT_ONLY if f in self.model_fields_set and getattr(self, f)]
+            if given:
+                flags = ", ".join("--" + f.replace("_", "-") for f in given)
+                raise ConfigError(f"--outcomes re-analyses a table with no model call; {flags} cannot apply")
+            return self
+        if not self.worker_model:
+            raise ConfigError("give --worker-model SPEC (and a benchmark), or --outcomes FILE to re-analyse a table")
+        benchmarks = self.benchmark_configs()
+        if len(benchmarks) != 1:
+            raise ConfigError(f"the audit samples from one benchmark; got {len(benchmarks)} "
+                              "(give one --benchmark NAME:PRESET:PATH or --input)")
+        for spec in (*self.worker_model, *self.router_model, *(k for k in self.model_settings if k not in BACKENDS)):
+            parse_model_spec(spec)
+        if self.router_model and len(self.router_model) not in (1, len(self.worker_model)):
+            raise ConfigError(f"--router-model: give one for every worker or one per --worker-model; got "
+                              f"{len(self.router_model)} for {len(self.worker_model)} workers")
+        self.roles()
+        return self
+
+    # -- what the run uses ------------------------------------------------------------------
+    def roles(self) -> list[ModelRoles]:
+        routers = self.router_model * len(self.worker_model) if len(self.router_model) == 1 else self.router_model
+        return [ModelRoles(w, routers[i] if routers else None) for i, w in enumerate(self.worker_model)]
+
+    def plan_config(self) -> PlanConfig:
+        return PlanConfig(m=self.max_routers, design="independent" if self.independent else "nested", seed=self.seed,
+                          clean_router=Decoding(temperature=0.0, max_new_tokens=self.router_max_tokens),
+                          noisy_router=Decoding(temperature=self.noisy_temperature, top_p=self.noisy_top_p,
+                                                max_new_tokens=self.router_max_tokens),
+                          worker=Decoding(temperature=0.0, max_new_tokens=self.worker_max_tokens))
+
+    def prompt_files(self) -> dict[str, str]:
+        """Slot -> file for every prompt replaced: the folder's files, then the per-prompt flags."""
+        files = prompt_dir_files(self.prompts) if self.prompts else {}
+        for slot in SLOTS:
+            path = getattr(self, f"{slot}_prompt")
+            if path:
+                files[slot] = path
+        return files
+
+    def prompt_set(self) -> PromptSet:
+        return read_prompt_set(self.prompt_files())
+
+    def settings_for(self, spec: str) -> dict[str, Any]:
+        """A model's backend settings: its backend's entry, then its own."""
+        backend = parse_model_spec(spec).backend
+        return {**self.model_settings.get(backend, {}), **self.model_settings.get(spec, {})}
+
+    def outcome_columns(self) -> OutcomeColumns:
+        return OutcomeColumns(question_id=self.question_id_column, model=self.model_column, condition=self.condition_column,
+                              r=self.r_column, correct=self.correct_column, status=self.status_column, answer=self.answer_column)
+
+    def bootstrap_config(self) -> BootstrapConfig:
+        return BootstrapConfig(self.bootstrap, self.seed, self.level)
+
+    def hashed(self) -> dict[str, Any]:
+        """The config as it decides results (execution options left out)."""
+        return self.model_dump(exclude=set(EXECUTION_ONLY))

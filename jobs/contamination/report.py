@@ -1,0 +1,234 @@
+"""The contamination report: every number comes from summary.json, nothing is computed here.
+
+Views, after the reference study: models above their clean baseline and the mean positive excess
+per r; each model's trajectory (gain over its own baseline) across r; summed wrong->correct and
+correct->wrong transitions across r, with where their order reverses; then score level against
+score credibility (scatter and the per-model table), the trend, and everything missing.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jobs.common.html import RunInfo, bar_chart, esc, fmt, page, pct, scatter, table
+
+PALETTE = ("#4a78a8", "#e08a3c", "#5a9e4b", "#c0392b", "#8e6bb8", "#8c564b", "#d372b5", "#7f7f7f", "#b5b82e", "#2fb3c4",
+           "#1f3f6e", "#a0522d")
+CAVEAT = (
+    "Each question reaches the worker only through routers. In the clean condition (forward_full) one router relays the "
+    "problem completely; in the noisy condition r routers each drop part of the useful information, rewrite it and add "
+    "noise, and the worker answers from their combined outputs. Without contamination, noisy accuracy should at most "
+    "approach the clean baseline: a model that does better from less information (a violation, gain > 0) is suspected of "
+    "answering from memory of the benchmark rather than from the question. Gains are on the questions scored in both "
+    "settings; unparsable answers count as wrong; failed, timed-out and blocked cells are left out and listed below."
+)
+
+
+def line_chart(xs: Sequence[int], series: Sequence[tuple[str, str, Sequence[float | None]]], title: str, ylabel: str,
+               zero_label: str | None = None, width: int = 720, height: int = 340, digits: int = 2) -> str:
+    """Lines over integer x (r), one per ``(name, colour, values)``; None breaks a line. ``zero_label``: a dashed y = 0 line."""
+    values = [v for _, _, vs in series for v in vs if v is not None]
+    if not xs or not values:
+        return f"<p><em>{esc(title)}: nothing to plot.</em></p>"
+    left, right, top, bottom = 56, 200, 28, 40
+    lo, hi = min(values + ([0.0] if zero_label else [])), max(values + ([0.0] if zero_label else []))
+    if hi == lo:
+        lo, hi = lo - 1, hi + 1
+    x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
+    sx = lambda x: left + (x - x0) / (x1 - x0) * (width - left - right)  # noqa: E731
+    sy = lambda y: top + (hi - y) / (hi - lo) * (height - top - bottom)  # noqa: E731
+    parts = [f'<svg role="img" aria-label="{esc(title)}" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+             f'<text x="0" y="16" font-size="13" font-weight="bold">{esc(title)}</text>',
+             f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="#333"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#333"/>',
+             f'<text x="14" y="{(top + height - bottom) / 2}" font-size="11" text-anchor="middle" '
+             f'transform="rotate(-90 14 {(top + height - bottom) / 2})">{esc(ylabel)}</text>',
+             f'<text x="{(left + width - right) / 2}" y="{height - 6}" font-size="11" text-anchor="middle">r (noisy routers)</text>']
+    for x in xs:
+        parts.append(f'<text x="{sx(x):.1f}" y="{height - bottom + 14}" font-size="10" text-anchor="middle">{x}</text>')
+    for y in (lo, (lo + hi) / 2, hi):
+        parts.append(f'<text x="{left - 4}" y="{sy(y) + 4:.1f}" font-size="10" text-anchor="end">{y:.{digits}f}</text>')
+    if zero_label:
+        parts.append(f'<line x1="{left}" y1="{sy(0):.1f}" x2="{width - right}" y2="{sy(0):.1f}" stroke="#333" stroke-dasharray="4 3"/>'
+                     f'<text x="{left + 4}" y="{sy(0) - 4:.1f}" font-size="10" fill="#333">{esc(zero_label)}</text>')
+    for i, (name, colour, vs) in enumerate(series):
+        segment: list[str] = []
+        for x, v in [*zip(xs, vs), (None, None)]:
+            if v is None:
+                if len(segment) > 1:
+                    parts.append(f'<polyline fill="none" stroke="{esc(colour)}" stroke-width="1.8" points="{" ".join(segment)}"/>')
+                segment = []
+                continue
+            segment.append(f"{sx(x):.1f},{sy(v):.1f}")
+            parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(v):.1f}" r="2.5" fill="{esc(colour)}">'
+                         f'<title>{esc(name)}, r = {x}: {v:.{digits + 1}f}</title></circle>')
+        y = top + 4 + 14 * i
+        parts.append(f'<rect x="{width - right + 12}" y="{y}" width="10" height="10" fill="{esc(colour)}"/>'
+                     f'<text x="{width - right + 26}" y="{y + 9}" font-size="10">{esc(name)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _excess(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.3f}"
+
+
+def reversal_text(summary: dict) -> str:
+    """Where summed wrong->correct overtakes correct->wrong, in words."""
+    rev, m = summary["reversal"], summary["m"]
+    first, sustained = rev["first_r"], rev["sustained_from_r"]
+    if first is None:
+        return f"Wrong→correct never exceeds correct→wrong (summed over models) at any r from 1 to {m}."
+    text = (f"Wrong→correct first exceeds correct→wrong (summed over models) at r = {first}"
+            + (f", after r = 1–{first - 1} where it does not" if first > 1 else ""))
+    if sustained is None:
+        return text + f"; it does not stay ahead through r = {m}."
+    if sustained == first:
+        return text + f", and stays ahead through r = {m}."
+    return text + f"; it falls back behind in between and stays ahead from r = {sustained} through r = {m}."
+
+
+def _per_r_section(summary: dict) -> str:
+    per_r = summary["per_r"]
+    rs = [row["r"] for row in per_r]
+    counts = bar_chart([f"r = {r}" for r in rs], [row["n_violators"] for row in per_r], "Models above their clean baseline, per r",
+                       value_fmt=lambda v: f"{int(v)}")
+    excess = line_chart(rs, [("over violators", PALETTE[0], [row["mean_excess_violators"] for row in per_r]),
+                             ("over all models", PALETTE[1], [row["mean_excess_all_models"] for row in per_r])],
+                        "Mean positive excess per r", "accuracy − clean baseline", digits=3)
+    rows = [[row["r"], f"{row['n_violators']} of {row['n_models']}", pct(row["share_violators"]),
+             _excess(row["mean_excess_violators"]), _excess(row["mean_excess_all_models"]), _excess(row["mean_gain"]),
+             row["improve"], row["degrade"], f"{row['net']:+d}"] for row in per_r]
+    return ("<section><h2>Models above baseline and mean positive excess, per r</h2>"
+            "<p class=note>Mean positive excess is given twice: over the violating models only (how large a violation is "
+            "when it occurs; the reference study's figure) and over all models with that cell (max(gain, 0) averaged: how "
+            "much the field gains).</p>"
+            + table(["r", "models above baseline", "share", "mean excess (violators)", "mean excess (all models)", "mean gain",
+                     "wrong→correct", "correct→wrong", "net"], rows)
+            + f"<div class=flex>{counts}{excess}</div></section>")
+
+
+def _transitions_section(summary: dict) -> str:
+    per_r = summary["per_r"]
+    rs = [row["r"] for row in per_r]
+    chart = line_chart(rs, [("wrong→correct (improve)", PALETTE[2], [row["improve"] for row in per_r]),
+                            ("correct→wrong (degrade)", PALETTE[3], [row["degrade"] for row in per_r])],
+                       "Question-level transitions against the clean baseline, summed over models", "questions", digits=0)
+    trend = summary["trend"]
+    if trend is None:
+        trend_text = "Too few settings (fewer than two r values) for a trend."
+    else:
+        trend_text = (f"Trend of (wrong→correct − correct→wrong) over r: slope {trend['slope']:+.2f} questions per added "
+                      f"router, {100 * trend['level']:g}% interval [{trend['low']:+.2f}, {trend['high']:+.2f}] "
+                      f"(question-clustered bootstrap, {trend['n_replicates']:,} replicates, seed {trend['seed']}, "
+                      f"{trend['n_questions']} questions); the interval "
+                      + ("excludes 0." if trend["excludes_zero"] else "includes 0."))
+    return (f"<section><h2>Improve / degrade over r</h2><p><strong>{esc(reversal_text(summary))}</strong></p>{chart}"
+            f"<p class=note>{esc(trend_text)} Identity gain = (improve − degrade) / n holds in every cell up to "
+            f"{summary['identity_max_residual']:.1e}.</p></section>")
+
+
+def _trajectories_section(summary: dict) -> str:
+    cells, rs = summary["cells"], list(range(1, summary["m"] + 1))
+    models = [row["model"] for row in summary["per_model"]]
+    gain = {(c["model"], c["r"]): c["gain"] for c in cells}
+    series = [(model, PALETTE[i % len(PALETTE)], [gain.get((model, r)) for r in rs]) for i, model in enumerate(models)]
+    chart = line_chart(rs, series, "Per-model gain over its own clean baseline", "noisy accuracy − clean accuracy",
+                       zero_label="clean baseline", digits=2)
+    violation = {(c["model"], c["r"]): c["violation"] for c in cells}
+    rows = [[esc(m)] + [("–" if gain.get((m, r)) is None else
+                         (f"<strong>{gain[(m, r)]:+.2f}</strong>" if violation[(m, r)] else f"{gain[(m, r)]:+.2f}")) for r in rs]
+            for m in models]
+    return ("<section><h2>Per-model trajectories against the baseline</h2>" + chart
+            + "<p class=note>Gain per model and r; bold: above the clean baseline; –: no paired question (see what is missing).</p>"
+            + table(["model"] + [f"r = {r}" for r in rs], rows) + "</section>")
+
+
+def _level_section(summary: dict) -> str:
+    rows = summary["table"]
+    points = [(row["level"], row["breadth"], row["model"]) for row in rows if row["level"] is not None]
+    chart = scatter(points, "Score level against credibility", "level: clean (forward_full) accuracy",
+                    f"breadth: settings above baseline, of {summary['m']}")
+    alpha = summary["alpha"]
+    body = [[esc(row["model"]), pct(row["level"]), f"{row['breadth']} of {row['settings']}" + (
+        f" (M = {row['m']})" if row["settings"] != row["m"] else ""), _excess(row["mean_excess"]), _excess(row["max_excess"]),
+        row["significant_violations"]] for row in rows]
+    per_model = {row["model"]: row for row in summary["per_model"]}
+    for line, row in zip(body, rows):
+        pm = per_model[row["model"]]
+        line.insert(2, pm["n_clean"])
+        line.append(_excess(pm["mean_gain"]))
+        line.append(", ".join(map(str, pm["missing_settings"])) or "none")
+    return ("<section><h2>Level vs credibility: the per-model table</h2>"
+            "<p class=note>Level is the clean accuracy; credibility is how often (breadth) and how far (mean and max excess "
+            "over the violating settings) noisy routing beats it. Compare models of similar level by these. Significant: "
+            f"exact McNemar p-values Holm-corrected across the models at each r, family-wise error rate {alpha:g}.</p>"
+            + table(["model", "level", "questions (clean)", "breadth", "mean excess", "max excess", "significant violations",
+                     "mean gain", "missing settings"], body)
+            + chart + "</section>")
+
+
+def _missing_section(summary: dict) -> str:
+    parts = ["<section><h2>What is missing</h2>"]
+    totals = summary["status_totals"]
+    meanings = summary["status_meanings"]
+    parts.append(table(["category", "cells", "meaning"], [[esc(k), totals[k], esc(meanings[k])] for k in totals]))
+    missing = summary["missing"]
+    if missing:
+        parts.append(f"<p><strong>{len(missing)} model × r cell(s) have no paired question</strong> and are left out of the "
+                     "per-r and per-model figures (their counts say how many cells they cover):</p>"
+                     + table(["model", "r", "reason"], [[esc(c["model"]), c["r"], esc(c["reason"])] for c in missing]))
+    else:
+        parts.append("<p>Every model × r cell has paired questions.</p>")
+    unscored = [c for c in summary["categories"] if any(c[k] for k in ("empty_router", "failed", "timeout", "no_options"))
+                or c["absent"] or c["unparsable"]]
+    if unscored:
+        parts.append("<h3>Cells with unscored, unparsable or absent rows</h3>" + table(
+            ["model", "condition", "r", "answered", "unparsable", "empty router", "failed", "timeout", "no options", "absent"],
+            [[esc(c["model"]), esc(c["condition"]), c["r"], c["answered"], c["unparsable"], c["empty_router"], c["failed"],
+              c["timeout"], c["no_options"], c["absent"]] for c in unscored]))
+    sample = summary.get("sample")
+    if sample is not None:
+        skipped = sample["skipped"]
+        text = ", ".join(f"{v['count']} {k} ({v['meaning']})" for k, v in skipped.items()) or "none"
+        parts.append(f"<p class=note>Sample: {sample['n']} of {sample['eligible']} eligible items ({sample['population']} read), "
+                     f"seed {sample['seed']}; items not eligible: {esc(text)}.</p>")
+    calls = summary.get("calls")
+    if calls is not None:
+        rows = [[role, c["calls"], c["cache_hits"], c["computed"], c["failed"], c["timeout"], c["empty_outputs"],
+                 c["prompt_tokens"], c["completion_tokens"]] for role, c in (("router", calls["router"]), ("worker", calls["worker"]))]
+        parts.append("<h3>Calls</h3>" + table(["role", "calls", "cache hits", "computed", "failed", "timed out", "empty output",
+                                               "prompt tokens", "completion tokens"], rows))
+        blocked = calls["worker"]["blocked_cells"]
+        if blocked:
+            parts.append(f"<p class=note>Cells that made no worker call: {esc(', '.join(f'{v} {k}' for k, v in blocked.items()))}.</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _cells_section(summary: dict) -> str:
+    rows = [[esc(c["model"]), c["r"], c["n"], pct(c["baseline"]), pct(c["accuracy"]), _excess(c["gain"]), c["improve"], c["degrade"],
+             fmt(c["mcnemar_p"], 4), fmt(c["holm_p"], 4)] for c in summary["cells"]]
+    return ("<section><h2>Every cell</h2>" + table(["model", "r", "questions", "baseline", "accuracy", "gain", "wrong→correct",
+                                                    "correct→wrong", "McNemar p", "Holm p"], rows) + "</section>")
+
+
+def _header(summary: dict) -> str:
+    h = summary["overview"]
+    if summary["mode"] == "outcomes":
+        source = summary["outcomes"]
+        where = (f"re-analysis of {esc(source['source'])} ({source['rows']:,} rows, fingerprint "
+                 f"{esc(source['fingerprint'][:12])}…): no model was called")
+    else:
+        d = summary["design"]
+        models = "; ".join(f"{esc(m['worker'])}" + (f" (routed by {esc(m['router'])})" if m["router"] != m["worker"] else "")
+                           for m in d["models"])
+        prompts = ", ".join(f"{esc(k)} v{esc(v['version'])} {esc(v['sha256'][:10])}…" for k, v in summary["prompts"].items())
+        where = (f"benchmark {esc(summary['benchmark']['name'])}; {d['design']} design; models: {models}; prompts: {prompts}")
+    return (f"<p class=note>Run {esc(summary['run_id'])} · {where} · {h['models']} model(s), {h['n_questions']} questions, "
+            f"r = 1…{h['m']}</p><p class=note>{esc(CAVEAT)}</p>")
+
+
+def render_contamination_report(summary: dict, run: RunInfo | None = None) -> str:
+    body = [_header(summary), _per_r_section(summary), _trajectories_section(summary), _transitions_section(summary),
+            _level_section(summary), _missing_section(summary), _cells_section(summary)]
+    return page("Contamination sensitivity: routers, a worker, and above-baseline anomalies", "".join(body), run)

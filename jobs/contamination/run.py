@@ -1,0 +1,240 @@
+"""``benchaudit contamination``: routers, a worker, and models that beat their own clean baseline.
+
+Wiring only. The driver reads the benchmark and draws the sample (``audit.contamination.sample``),
+plans every call (``audit.contamination.plan``), then runs two steps through ``model_stage`` (Ray
+Data actor pools, every call through the response cache under ``--cache``): all router calls, one
+stage per router model; then, from their outputs, the worker calls, one stage per worker model
+(the worker sees only the aggregated router outputs). Cells whose router output failed, timed
+out or came back empty make no worker call; every cell lands in the outcome table with its
+category, and ``audit.contamination.analysis.analyse`` turns the table into every statistic.
+``--outcomes`` skips the models: the same analysis of a table read from Parquet or CSV.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+import pyarrow as pa
+
+from audit.contamination.analysis import ContaminationSummary, analyse
+from audit.contamination.answers import STATUSES
+from audit.contamination.plan import Call, CallPlan, ModelRoles, PlanConfig, plan_calls
+from audit.contamination.prompts import PromptSet
+from audit.contamination.sample import Sample, draw_sample
+from connectors.benchmarks import iter_benchmark_batches
+from connectors.outcomes import read_outcomes
+from connectors.read_report import ReadReport
+from jobs.common.config import RunOptions
+from jobs.common.job import JobRun
+from jobs.common.manifest import StageTimer
+from jobs.common.models import ModelStage, model_stage
+from jobs.common.rundir import join
+from jobs.common.shards import limited
+from jobs.common.summaries import headline
+from jobs.contamination.calls import (
+    WorkerStep,
+    call_accounting,
+    call_rows,
+    empty_answers,
+    outcome_frame,
+    results_of,
+    stored_calls,
+    worker_step,
+)
+from jobs.contamination.config import ContaminationConfig
+
+JOB = "contamination"
+Generate = Callable[[Sequence[Call]], pa.Table]
+STATUS_MEANINGS = {
+    "answered": "the worker named one valid letter (scored)",
+    "unparsable": "the worker replied without one valid letter (scored as wrong)",
+    "empty_router": "a router output the cell needs was empty: no worker call, not scored",
+    "failed": "a router or worker call failed: not scored",
+    "timeout": "a router or worker call timed out: not scored",
+    "no_options": "the item cannot be asked as multiple choice: not scored",
+}
+assert set(STATUS_MEANINGS) == set(STATUSES)
+
+
+@dataclass(frozen=True, eq=False)
+class ModelRun:
+    """What the two model steps produced: the plan, the worker step, both answered tables and the outcomes."""
+
+    plan: CallPlan
+    step: WorkerStep
+    routers: pa.Table
+    workers: pa.Table
+    outcomes: pd.DataFrame
+
+
+def cache_root(cfg: ContaminationConfig, opts: RunOptions) -> str:
+    """``--cache``, else ``<out>/cache/models``: shared by every run under the same root."""
+    if cfg.cache:
+        return cfg.cache
+    return join(opts.out if "://" in opts.out else os.path.abspath(opts.out), "cache", "models")
+
+
+def ray_generate(cfg: ContaminationConfig, cache: str) -> Generate:
+    """Calls -> answered rows: one ``model_stage`` per model, its rows split into blocks of ``--batch-size``
+    (one block per batch, so the pool's actors share the work)."""
+    def generate(calls: Sequence[Call]) -> pa.Table:
+        import ray
+
+        tables = [empty_answers()]
+        for model in dict.fromkeys(c.model for c in calls):
+            rows = call_rows([c for c in calls if c.model == model])
+            blocks = [rows.slice(i, cfg.batch_size) for i in range(0, rows.num_rows, cfg.batch_size)]
+            stage = ModelStage(model, cfg.settings_for(model), batch_size=cfg.batch_size, max_actors=cfg.actors)
+            answered = model_stage(ray.data.from_arrow(blocks), stage, "generate", cache)
+            tables += ray.get(answered.to_arrow_refs())
+        return pa.concat_tables(tables, promote_options="default")
+
+    return generate
+
+
+def _read_sample(cfg: ContaminationConfig, opts: RunOptions) -> tuple[Sample, ReadReport, dict]:
+    bench = cfg.benchmark_configs()[0]
+    spec = bench.to_spec()
+    report = ReadReport(source=", ".join(bench.paths))
+    batches = iter_benchmark_batches(spec, on_bad_row="skip" if opts.on_error == "skip" else "raise", report=report)
+    sample = draw_sample(limited(batches, cfg.limit), cfg.sample, cfg.seed)
+    return sample, report, {"name": bench.name, "preset": bench.preset, "paths": bench.paths}
+
+
+def run_models(items: Sequence[dict], roles: Sequence[ModelRoles], prompts: PromptSet, config: PlanConfig, generate: Generate,
+               timer: StageTimer) -> ModelRun:
+    """Routers, then workers (from the router outputs), then the outcome table."""
+    by_id = {item["id"]: item for item in items}
+    plan = plan_calls(items, roles, prompts, config)
+    with timer("routers"):
+        routers = generate(plan.router_calls) if plan.router_calls else empty_answers()
+    step = worker_step(plan, by_id, results_of(routers), prompts, config)
+    with timer("workers"):
+        workers = generate(step.calls) if step.calls else empty_answers()
+    return ModelRun(plan, step, routers, workers, outcome_frame(step, by_id, results_of(workers)))
+
+
+def overview(s: ContaminationSummary) -> dict:
+    """The run at a glance, for the report's header and people (per r lists are r = 1..M in order)."""
+    per_r = s.per_r
+    unscored = sum(v for k, v in s.status_totals.items() if k not in ("answered", "unparsable"))
+    trend = s.trend
+    return {
+        "models": len(s.models), "n_questions": s.n_questions, "m": s.m,
+        "models_above_baseline_per_r": [int(v) for v in per_r["n_violators"]],
+        "models_with_cell_per_r": [int(v) for v in per_r["n_models"]],
+        "mean_positive_excess_over_violators_per_r": [_num(v) for v in per_r["mean_excess_violators"]],
+        "mean_positive_excess_over_all_models_per_r": [_num(v) for v in per_r["mean_excess_all_models"]],
+        "improve_per_r": [int(v) for v in per_r["improve"]], "degrade_per_r": [int(v) for v in per_r["degrade"]],
+        "reversal": s.reversal,
+        "trend_slope": None if trend is None else trend.slope,
+        "trend_interval": None if trend is None else [trend.low, trend.high],
+        "trend_excludes_zero": None if trend is None else trend.excludes_zero,
+        "significant_violations_holm": int(s.per_model["significant_violations"].sum()) if len(s.per_model) else 0,
+        "unscored_cells": unscored, "unparsable_cells": s.status_totals["unparsable"], "missing_cells": len(s.missing),
+        "identity_max_residual": s.identity_max_residual,
+    }
+
+
+def _num(value: float) -> float | None:
+    return None if pd.isna(value) else float(value)
+
+
+def headline_rows(s: ContaminationSummary) -> list[dict]:
+    """The metrics a re-audit tracks, as tidy rows: per r over all models, per model, and the trend."""
+    rows = []
+    for r in s.per_r.to_dict("records"):
+        rows += [headline("all", f"models_above_baseline@r={int(r['r'])}", int(r["n_violators"])),
+                 headline("all", f"mean_positive_excess_violators@r={int(r['r'])}", _num(r["mean_excess_violators"])),
+                 headline("all", f"mean_positive_excess_all_models@r={int(r['r'])}", _num(r["mean_excess_all_models"]))]
+    for m in s.per_model.to_dict("records"):
+        rows += [headline(m["model"], "clean_accuracy", _num(m["clean_accuracy"])),
+                 headline(m["model"], "violation_breadth", int(m["breadth"])),
+                 headline(m["model"], "mean_excess", _num(m["mean_excess"]))]
+    if s.trend is not None:
+        rows.append(headline("all", "trend_improve_minus_degrade_per_r", s.trend.slope, (s.trend.low, s.trend.high)))
+    return rows
+
+
+def summary_of(s: ContaminationSummary, run_id: str, mode: str, cfg: ContaminationConfig, extra: dict) -> dict:
+    """summary.json: ``headline``, ``table`` (level vs credibility per model), then every block of the analysis."""
+    body = s.to_dict()
+    table = body.pop("level_vs_credibility")
+    return {"job": JOB, "run_id": run_id, "mode": mode, "overview": overview(s), "headline": headline_rows(s), "table": table, **body,
+            "status_meanings": STATUS_MEANINGS,
+            "bootstrap": {"replicates": cfg.bootstrap, "seed": cfg.seed, "level": cfg.level}, **extra}
+
+
+def _write_results(job: JobRun, summary: dict) -> None:
+    from jobs.contamination.report import render_contamination_report  # presentation only
+
+    job.write_table("cells", pd.DataFrame(summary["cells"]))  # model x r statistics, for loading and re-audit diffs
+    job.write_summary(summary)
+    job.write_text("report.html", render_contamination_report(summary, job.report_info()))
+
+
+def run(cfg: ContaminationConfig, opts: RunOptions) -> str:
+    """Run the audit (or, with ``--outcomes``, the re-analysis); returns the final run directory."""
+    return reanalyse(cfg, opts) if cfg.outcomes else audit(cfg, opts)
+
+
+def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
+    timer = StageTimer()
+    with timer("plan"):
+        prompts = cfg.prompt_set()
+        sample, read, benchmark = _read_sample(cfg, opts)
+    payload = {"config": cfg.hashed(), "prompts": prompts.manifest(), "sample": list(sample.ids), "on_error": opts.on_error}
+    with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer) as job:
+        cache = cache_root(cfg, opts)
+        done = run_models(sample.items, cfg.roles(), prompts, cfg.plan_config(), ray_generate(cfg, cache), timer)
+        with job.timer("analyse"):
+            job.write_table("outcomes", done.outcomes)  # a table --outcomes reads back as it is
+            job.write_table("calls", stored_calls(pa.concat_tables([done.routers, done.workers])))
+            s = analyse(done.outcomes, m=cfg.max_routers, alpha=1 - cfg.level, bootstrap=cfg.bootstrap_config(), source="outcomes")
+            accounting = call_accounting(done.routers, done.workers, done.step)
+            design = {"m": cfg.max_routers, "design": cfg.plan_config().design, "planned": done.plan.counts(),
+                      "models": [{"worker": r.worker, "router": r.router_model} for r in cfg.roles()]}
+            summary = summary_of(s, job.run_id, "models", cfg, {
+                "design": design, "sample": {k: v for k, v in sample.manifest().items() if k != "ids"}, "benchmark": benchmark,
+                "prompts": prompts.manifest(), "calls": accounting})
+        with job.timer("report"):
+            _write_results(job, summary)
+        rows_in = sample.population + read.rows_skipped
+        limits = job.check_skips(rows_in, sample.n, read.rows_skipped, read.unread_rows, [])
+        models = dict.fromkeys(m for r in cfg.roles() for m in (r.worker, r.router_model))
+        manifest = job.manifest(
+            mode="models", benchmark={**benchmark, "read": read.to_json()}, sample=sample.manifest(), prompts=prompts.manifest(),
+            design={**design, "plan": _plan_manifest(cfg)}, model_settings={m: cfg.settings_for(m) for m in models},
+            calls=accounting, cache=cache, skip_limits=limits,
+            rows={"in": rows_in, "out": sample.n, "skipped_by_reason": read.skipped_by_reason, "unread": read.unread_rows},
+            outputs={"outcomes": "data/outcomes/", "calls": "data/calls/"},
+        )
+        return job.commit(manifest)
+
+
+def _plan_manifest(cfg: ContaminationConfig) -> dict:
+    config = cfg.plan_config()
+    return {"m": config.m, "design": config.design, "seed": config.seed, "clean_router": asdict(config.clean_router),
+            "noisy_router": asdict(config.noisy_router), "worker": asdict(config.worker)}
+
+
+def reanalyse(cfg: ContaminationConfig, opts: RunOptions) -> str:
+    """``--outcomes``: the statistics and report of an outcome table; no Ray, no model call."""
+    timer = StageTimer()
+    with timer("read"):
+        table = read_outcomes(cfg.outcomes, cfg.outcome_columns())
+    m = cfg.max_routers if "max_routers" in cfg.model_fields_set else None
+    payload = {"config": cfg.hashed(), "outcomes": table.fingerprint}
+    with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray=False) as job:
+        with job.timer("analyse"):
+            s = analyse(table.frame, m=m, alpha=1 - cfg.level, bootstrap=cfg.bootstrap_config(), source=table.source)
+            summary = summary_of(s, job.run_id, "outcomes", cfg, {"outcomes": {"source": table.source, "rows": len(table.frame),
+                                                                                "fingerprint": table.fingerprint}})
+        with job.timer("report"):
+            _write_results(job, summary)
+        manifest = job.manifest(mode="outcomes", outcomes={"files": [f.url for f in table.files], "fingerprint": table.fingerprint,
+                                                           "rows": len(table.frame)},
+                                calls={"router": {"calls": 0}, "worker": {"calls": 0}, "total": {"calls": 0}})
+        return job.commit(manifest)

@@ -1,0 +1,160 @@
+"""``benchaudit docs``: the six-criterion documentation audit over a set of cards, on Ray Data.
+
+Wiring only. The driver finds the documentation files and reads the reviewer sheets (bad scores
+fail before any work, naming file, line and field); each ``DocsTask`` parses one document
+(``connectors.docs``) and proposes a score with its evidence per criterion (``audit.docs``). The
+driver writes the evidence and a pre-filled reviewer sheet, and computes the six-criterion summary
+(proposals and each annotator) and the agreement between annotators (Cohen's kappa per criterion
+and overall, exact agreement, every disagreement) and between the proposals and each annotator.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+
+from audit.docs.agreement import agreement, pairwise_agreement
+from audit.docs.criteria import RULES, assess_document, evidence_table, proposals_table
+from audit.docs.summary import ALL_CRITERIA, criteria_summary
+from connectors.docs import find_documents, read_document, read_reviewer_scores
+from connectors.fs import fingerprint
+from connectors.run_data import input_root, relative_source
+from jobs.common.config import RunOptions
+from jobs.common.job import JobRun
+from jobs.common.manifest import StageTimer
+from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask
+from jobs.common.summaries import headline, records
+from jobs.docs.config import DocsConfig
+
+JOB = "docs"
+PROPOSER = "benchaudit"  # the proposals' "annotator" name in sheets and agreement tables
+EVIDENCE_COLUMNS = ("resource", "criterion", "level", "kind", "location", "rule", "text")
+
+
+class DocsTask(ShardTask):
+    """Parse one document and propose its scores with their evidence."""
+
+    def __init__(self, criteria: list[str]):
+        self.criteria = criteria
+
+    def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
+        doc = read_document(shard.source)
+        assessments = assess_document(doc, self.criteria)
+        proposals = proposals_table(assessments).assign(resource=shard.input)
+        evidence = evidence_table(assessments).assign(resource=shard.input)
+        return ShardResult(rows_in=1, partial={"kind": doc.kind, "title": doc.title, "proposals": proposals.to_dict("records"),
+                                               "evidence": evidence.to_dict("records")})
+
+
+def read_reviews(paths: list[str], criteria: list[str]) -> pd.DataFrame:
+    """All reviewer sheets as one long table; one annotator scoring a resource in two files is an error."""
+    frames = [read_reviewer_scores(p, criteria).assign(sheet=p) for p in paths]
+    if not frames:
+        return pd.DataFrame(columns=["resource", "annotator", "criterion", "score", "sheet"])
+    scores = pd.concat(frames, ignore_index=True)
+    dup = scores[scores.duplicated(["resource", "annotator", "criterion"], keep=False)]
+    if not dup.empty:
+        first = dup.iloc[0]
+        sheets = sorted(set(dup[(dup.resource == first.resource) & (dup.annotator == first.annotator)]["sheet"]))
+        raise ValueError(f"{sheets[-1]}: resource {first.resource!r} by {first.annotator!r} is also scored in {sheets[0]}")
+    return scores
+
+
+def _agreement_block(proposals: pd.DataFrame, reviews: pd.DataFrame) -> dict:
+    """Annotator pairs, and the proposals against each annotator, with disagreements and unmatched cells."""
+    annotators = sorted(reviews["annotator"].unique())
+    audited, reviewed = set(proposals["resource"]), set(reviews["resource"])
+    block: dict = {"annotators": annotators, "pairs": [], "disagreements": [], "unmatched": [], "proposals_vs_annotators": [],
+                   "reviewed_not_audited": sorted(reviewed - audited), "audited_not_reviewed": sorted(audited - reviewed)}
+    if len(annotators) >= 2:
+        block["pairs"] = records(pairwise_agreement(reviews))
+        for i, a in enumerate(annotators):
+            for b in annotators[i + 1:]:
+                report = agreement(reviews, a, b)
+                block["disagreements"] += records(report.disagreements.assign(annotator_a=a, annotator_b=b))
+                block["unmatched"] += records(report.unmatched)
+    combined = pd.concat([reviews[["resource", "annotator", "criterion", "score"]],
+                          proposals[["resource", "criterion", "score"]].assign(annotator=PROPOSER)], ignore_index=True)
+    for a in annotators:
+        report = agreement(combined, PROPOSER, a)
+        block["proposals_vs_annotators"] += records(report.table.assign(annotator=a))
+    return block
+
+
+def _summary(run_id: str, cfg: DocsConfig, results: list[dict], failed: list[dict], proposals: pd.DataFrame,
+             reviews: pd.DataFrame) -> dict:
+    ok = sorted(results, key=lambda r: r["resource"])
+    tables = {PROPOSER: records(criteria_summary(proposals))} if not proposals.empty else {}
+    for annotator, block in reviews.groupby("annotator"):
+        tables[annotator] = records(criteria_summary(block[["resource", "criterion", "score"]]))
+    agreement_block = _agreement_block(proposals, reviews) if not reviews.empty else None
+    return {
+        "job": JOB, "run_id": run_id,
+        "table": tables.get(PROPOSER, []),
+        "headline": _headline(tables, agreement_block),
+        "criteria": [{"name": c, "title": RULES[c].title} for c in cfg.criteria],
+        "resources": [{"resource": r["resource"], "file": r["file"], "kind": r["kind"], "title": r["title"],
+                       "proposed": {p["criterion"]: p["score"] for p in r["proposals"]},
+                       "n_evidence": {p["criterion"]: p["n_evidence"] for p in r["proposals"]}} for r in ok],
+        "summary_tables": tables,
+        "agreement": agreement_block,
+        "evidence": [e for r in ok for e in r["evidence"]],
+        "failed": [{"file": f["file"], "error": f["error"]} for f in failed],
+    }
+
+
+def _headline(tables: dict[str, list[dict]], agreement_block: dict | None) -> list[dict]:
+    """Mean score per criterion for the proposals and each annotator; pooled kappa per annotator pair."""
+    rows = [headline(who, f"{r['criterion']}.mean_score", r["mean_score"]) for who, table in tables.items() for r in table]
+    for r in (agreement_block or {}).get("pairs", []):
+        if r["criterion"] == ALL_CRITERIA:
+            rows.append(headline(f"{r['annotator_a']}~{r['annotator_b']}", "kappa", r["kappa"]))
+    return rows
+
+
+def reviewer_sheet(proposals: pd.DataFrame, criteria: list[str]) -> pd.DataFrame:
+    """The proposals in the reviewer-sheet layout, for a reviewer to copy, correct and load back."""
+    sheet = proposals.pivot(index="resource", columns="criterion", values="score").reindex(columns=criteria).reset_index()
+    sheet.insert(1, "annotator", PROPOSER)
+    return sheet.assign(notes="")
+
+
+def run(cfg: DocsConfig, opts: RunOptions) -> str:
+    """Run the documentation audit; returns the final run directory."""
+    timer = StageTimer()
+    with timer("plan"):
+        documents = find_documents(cfg.cards)
+        reviews = read_reviews(cfg.reviews, cfg.criteria)
+        shards = [Shard(hashlib.sha256(f"{ref.url}\t{ref.size}\t{ref.stamp}\t{cfg.criteria}".encode()).hexdigest()[:16],
+                        name, ref.url, {}, 1) for name, ref in documents]
+        shards = shards[: cfg.limit] if cfg.limit else shards
+    refs = [ref for _, ref in documents]
+    payload = {"config": cfg.model_dump(), "cards": fingerprint(refs), "on_error": opts.on_error}
+    with JobRun(JOB, cfg, opts, payload, seed=None, timer=timer, use_ray="scan") as job:  # no random choice
+        scan = job.scan(shards, DocsTask(cfg.criteria))
+        with job.timer("aggregate"):
+            roots = [input_root(c) for c in cfg.cards]  # files named relative to the --cards given, not this machine
+            ok = [{"resource": r["input"], "file": relative_source(r["file"], roots), **r["partial"]} for r in scan.ok]
+            proposals = pd.DataFrame([p for r in ok for p in r["proposals"]], columns=["resource", "criterion", "score", "n_evidence"])
+            summary = _summary(job.run_id, cfg, ok, scan.failed, proposals, reviews)
+        with job.timer("report"):
+            from jobs.docs.report import render_docs_report  # presentation only: kept out of the workers
+
+            job.write_summary(summary)
+            job.write_table("evidence", pd.DataFrame(summary["evidence"], columns=list(EVIDENCE_COLUMNS)).astype(
+                {"level": "int64"}))
+            job.write_table("proposals", proposals)
+            if not proposals.empty:
+                job.write_text("proposed_scores.csv", reviewer_sheet(proposals, cfg.criteria).to_csv(index=False))
+            sheets = [] if proposals.empty else ["proposed_scores.csv"]
+            job.write_text("report.html", render_docs_report(summary, job.report_info(*sheets)))
+        limits = job.check_skips(len(shards), len(ok), 0, 0, scan.failed)
+        manifest = job.manifest(
+            inputs={"fingerprint": fingerprint(refs), "documents": {name: ref.url for name, ref in documents},
+                    "reviewer_sheets": cfg.reviews},
+            rows={"in": len(shards), "out": len(ok), "unread": 0, "reviewer_scores": len(reviews),
+                  "skipped_by_reason": {"unreadable_document": len(scan.failed)} if scan.failed else {}},
+            skip_limits=limits,
+            sheets={"proposed_scores": "proposed_scores.csv (reviewer-sheet layout, for --reviews)"},
+        )
+        return job.commit(manifest)

@@ -1,0 +1,160 @@
+"""``benchaudit geo`` options: the corpora to scan and the analysis, declared once (flags are generated)."""
+from __future__ import annotations
+
+from dataclasses import replace
+from importlib import resources
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from audit.geo.evidence import TIERS
+from connectors.captions import PRESETS, ColumnMapping, CorpusSpec, detect_format, spec_from_preset
+from connectors.config_lists import read_yaml_list
+from jobs.common.config import Alias, ConfigError, Flag, JobConfig, parse_named_inputs, validated
+
+CORPORA = "corpora (default: the shipped COCO 2017 val and Conceptual Captions val samples)"
+MAPPED = "one corpus mapped by hand (--input)"
+ANALYSIS = "analysis"
+Format = Literal["parquet", "jsonl", "csv", "tsv", "webdataset"]
+Profile = Literal["paper", "extended", "gazetteer"]
+Tier = Literal[TIERS]  # type: ignore[valid-type]
+
+
+class CorpusConfig(BaseModel):
+    """One corpus: a preset gives format and columns; explicit fields override it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    paths: list[str] = Field(min_length=1)
+    preset: str | None = None
+    format: Format | None = None
+    text: str | None = None
+    context: list[str] | None = None
+    url: str | None = None
+    id: str | None = None
+    header: bool | None = None
+    column_names: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _known_preset(self) -> CorpusConfig:
+        if self.preset and self.preset not in PRESETS:
+            raise ValueError(f"corpus {self.name}: unknown preset {self.preset!r}; known: {sorted(PRESETS)}")
+        if not self.preset and not self.text:
+            raise ValueError(f"corpus {self.name}: give a preset (--preset) or the caption column (--text-column)")
+        return self
+
+    def to_spec(self, group_column: str | None) -> CorpusSpec:
+        """The preset's spec (``connectors.captions.spec_from_preset``) with this entry's own fields on top."""
+        if self.preset:
+            base = spec_from_preset(self.name, self.preset, self.paths)
+        else:
+            base = CorpusSpec(self.name, tuple(self.paths), self.format or detect_format(self.paths), ColumnMapping(text=self.text))
+        m = base.mapping
+        mapping = ColumnMapping(
+            text=self.text or m.text,
+            context=tuple(self.context) if self.context is not None else m.context,
+            url=self.url if self.url is not None else m.url,
+            id=self.id if self.id is not None else m.id,
+            group=group_column or m.group,
+        )
+        return replace(base, format=self.format or base.format, mapping=mapping,
+                       header=self.header if self.header is not None else base.header,
+                       column_names=tuple(self.column_names) if self.column_names else base.column_names)
+
+
+def embedded_corpora() -> list[CorpusConfig]:
+    """The shipped real captions: COCO 2017 val (CC BY 4.0) and Conceptual Captions val."""
+    root = resources.files("connectors") / "samples"
+    return [
+        CorpusConfig(name="coco2017_val", paths=[str(root / "coco2017_val_captions.csv")], preset="coco"),
+        CorpusConfig(name="cc3m_val", paths=[str(root / "cc3m_val_captions.tsv")], preset="cc3m"),
+    ]
+
+
+def _mapped(**kw) -> Flag:
+    return Flag(MAPPED, requires="input", **kw)
+
+
+class GeoConfig(JobConfig):
+    """Everything that decides a geo run's results."""
+
+    corpus: Annotated[list[CorpusConfig], BeforeValidator(parse_named_inputs),
+                      Flag(CORPORA, metavar="NAME:PRESET:PATH", repeat=True, default_text="the shipped samples")] = Field(
+        default_factory=list, description="a corpus by preset (" + ", ".join(sorted(PRESETS)) + "); PATH is a file, "
+                                          "directory, glob or URL (s3://, gs://); repeat for several corpora, one table row each")
+    corpora: Annotated[str | None, Flag(CORPORA, metavar="YAML")] = Field(
+        None, description="a YAML list of corpora: name, paths, preset or format/text/context/url/id")
+    input: Annotated[list[str], Flag(MAPPED, metavar="PATH", repeat=True)] = Field(
+        default_factory=list, description="one custom corpus: files, directories, globs or URLs")
+    name: Annotated[str, _mapped()] = Field("corpus", description="name of the --input corpus in the report")
+    preset: Annotated[str | None, _mapped()] = Field(None, description="column preset for --input")
+    format: Annotated[Format | None, _mapped(default_text="from the extension")] = Field(None, description="input format")
+    text_column: Annotated[str | None, _mapped()] = Field(None, description="column holding the caption")
+    context_columns: Annotated[list[str], _mapped(metavar="COLUMN[,COLUMN...]")] = Field(
+        default_factory=list, description="extra text columns resolved with the caption (page title, alt text ...)")
+    url_column: Annotated[str | None, _mapped()] = Field(None, description="column holding the URL (for the ccTLD signal)")
+    id_column: Annotated[str | None, _mapped(default_text="source file + row number")] = Field(
+        None, description="record id column")
+    header: Annotated[bool, _mapped()] = Field(True, description="CSV/TSV with a header line (--no-header: give --column-names)")
+    column_names: Annotated[list[str], _mapped(metavar="NAME[,NAME...]")] = Field(
+        default_factory=list, description="column names of a header-less CSV/TSV")
+    group_column: Annotated[str | None, Flag(CORPORA, deprecated=("--group-by",))] = Field(
+        None, description="also give the whole analysis per value of this column (e.g. WIT language, RedCaps subreddit)")
+    limit: Annotated[int | None, Flag(CORPORA, metavar="N", default_text="all")] = Field(
+        None, ge=1, description="read only the first N records of each corpus (a smoke test; recorded in the manifest)")
+
+    lexicon_profile: Annotated[Profile, Flag(ANALYSIS)] = Field(
+        "paper", description="paper: the reference study's sources; extended: adds ISO 3166-2 regions and 'City, Region' pairs; "
+                             "gazetteer: small places, counties, state codes and postcodes, with evidence tiers")
+    min_evidence: Annotated[Tier | None, Flag(ANALYSIS, default_text="every tier")] = Field(
+        None, description="count a record only when its evidence is at least this strong (gazetteer tiers, strongest first: "
+                          + ", ".join(TIERS) + "); the high-precision operating point")
+    repair_mojibake: Annotated[bool, Flag(ANALYSIS)] = Field(
+        True, description="repair cp1252/Latin-1 mojibake ('CafÃ©') before matching (repairs are counted in the manifest)")
+    lexicon: Annotated[str | None, Flag(ANALYSIS, metavar="PARQUET", default_text="the shipped artifact of the profile")] = Field(
+        None, description="a lexicon saved by 'benchaudit geo lexicon' instead of the shipped one")
+    lexicon_edits: Annotated[str | None, Flag(ANALYSIS, metavar="CSV")] = Field(
+        None, description="CSV of action,alias,country_alpha2,match_type edits (add/remove entries)")
+    indicators: Annotated[str | None, Flag(ANALYSIS, metavar="CSV", default_text="the shipped World Bank table")] = Field(
+        None, description="indicator CSV (alpha3,indicator,year,value)")
+    write_records: Annotated[bool, Flag(ANALYSIS)] = Field(
+        False, description="write per-record assignments (data/records/corpus=<name>/*.parquet)")
+    records_text: Annotated[bool, Flag(ANALYSIS, requires="write_records")] = Field(
+        False, description="also keep each record's caption text in the records, for review (larger files)")
+    top_n: Annotated[int, Flag(ANALYSIS)] = Field(20, ge=1, description="countries listed in the top table and bar chart")
+    min_population: Annotated[float, Flag(ANALYSIS)] = Field(
+        1_000_000.0, ge=0, description="countries below this population are left out of the fits")
+    min_records: Annotated[int, Flag(ANALYSIS)] = Field(
+        1, ge=1, description="countries with fewer resolved records are left out of the fits")
+    bootstrap: Annotated[int, Flag(ANALYSIS, deprecated=(Alias("--bootstrap-replicates"),))] = Field(
+        10_000, ge=0, description="bootstrap replicates (countries resampled) for the r and rho intervals")
+    seed: Annotated[int, Flag(ANALYSIS)] = Field(2026, description="seed of every random choice (recorded in the manifest)")
+    shard_rows: Annotated[int, Flag(ANALYSIS)] = Field(
+        500_000, ge=1, description="target rows per Parquet shard (the unit of work and of --resume)")
+
+    def corpus_configs(self) -> list[CorpusConfig]:
+        """Every corpus the options name, in order (the shipped samples when none)."""
+        out = list(self.corpus)
+        if self.corpora:
+            entries = read_yaml_list(self.corpora, "name, paths, preset or format/text/context/url/id")
+            out = [validated(CorpusConfig, e, f"{self.corpora}: entry {i + 1}") for i, e in enumerate(entries)] + out
+        if self.input:
+            out.append(validated(CorpusConfig, dict(
+                name=self.name, paths=self.input, preset=self.preset, format=self.format, text=self.text_column,
+                context=self.context_columns or None, url=self.url_column, id=self.id_column,
+                header=None if self.header else False, column_names=self.column_names or None,
+            ), "--input"))
+        out = out or embedded_corpora()
+        names = [c.name for c in out]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"corpus names must be unique, got {names}")
+        return out
+
+    def specs(self) -> dict[str, CorpusSpec]:
+        return {c.name: c.to_spec(self.group_column) for c in self.corpus_configs()}
+
+    @model_validator(mode="after")
+    def _resolves(self) -> GeoConfig:
+        self.corpus_configs()  # a bad YAML entry or --input mapping fails here, at the edge
+        return self

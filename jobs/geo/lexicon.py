@@ -1,0 +1,37 @@
+"""``benchaudit geo lexicon``: export the country lexicon (and every rejected candidate) for review."""
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from jobs.common.config import Alias, Flag, JobConfig, RunOptions
+from jobs.geo.config import Profile
+
+EXPORT = "export"
+
+
+class LexiconExportConfig(JobConfig):
+    """What to export, and where."""
+
+    profile: Annotated[Profile, Flag(EXPORT)] = Field("paper", description="lexicon profile")
+    to: Annotated[str, Flag(EXPORT, metavar="FILE", deprecated=(Alias("--out", note="--out is a run root everywhere else"),))] = Field(
+        "lexicon.csv", description="file to write (.csv or .parquet)")
+    rejected: Annotated[str | None, Flag(EXPORT, metavar="CSV")] = Field(
+        None, description="also write the rejected candidates with their reasons to this CSV")
+    edits: Annotated[str | None, Flag(EXPORT, metavar="CSV")] = Field(None, description="apply a CSV of edits first")
+    rebuild: Annotated[bool, Flag(EXPORT)] = Field(
+        False, description="rebuild from the source packages instead of loading the shipped artifact")
+
+
+def run(cfg: LexiconExportConfig, opts: RunOptions) -> str:
+    from audit.geo.lexicon import LexiconConfig, apply_edits
+    from audit.geo.profiles import build_lexicon
+    from connectors.lexicon import export_lexicon, load_lexicon, read_edits
+
+    lex = build_lexicon(LexiconConfig(profile=cfg.profile)) if cfg.rebuild else load_lexicon(cfg.profile)
+    if cfg.edits:
+        lex = apply_edits(lex, read_edits(cfg.edits), cfg.edits)
+    export_lexicon(lex, cfg.to, cfg.rejected)
+    rejected = f"; rejected candidates → {cfg.rejected}" if cfg.rejected else ""
+    return f"{lex.entries.num_rows:,} entries ({lex.profile}, sha256 {lex.sha256[:12]}…) → {cfg.to}{rejected}"

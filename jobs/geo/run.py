@@ -1,0 +1,179 @@
+"""``benchaudit geo``: country visibility of caption corpora, on Ray Data.
+
+Wiring only: connectors plan the shards and read them, ``audit.geo`` resolves and aggregates, the
+shared runner runs one ``GeoTask`` per shard on an actor pool (each actor compiles the lexicon
+once), and the driver merges the small partial counts and writes the run directory.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from audit.geo.aggregate import summarize_all, table_row
+from audit.geo.association import AssociationConfig, associate
+from audit.geo.lexicon import Lexicon
+from audit.geo.sources import country_codes
+from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
+from connectors.caption_readers import read_shard
+from connectors.captions import CorpusSpec, Plan, plan_corpus
+from connectors.captions import Shard as CorpusShard
+from connectors.fs import FileRef
+from connectors.indicators import read_indicators
+from connectors.lexicon import load_lexicon
+from connectors.read_report import ReadReport
+from connectors.row_counts import count_files
+from connectors.run_data import input_root, relative_source, relativize_ids
+from jobs.common.config import RunOptions
+from jobs.common.job import JobRun
+from jobs.common.manifest import StageTimer
+from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit, limited
+from jobs.common.summaries import headline
+from jobs.geo.config import GeoConfig
+
+JOB = "geo"
+# The records table (data/records/corpus=<name>/): the stage's columns, "group" (an SQL keyword) as group_value.
+RECORDS_OUT_SCHEMA = pa.schema([f.with_name("group_value") if f.name == "group" else f for f in RECORD_SCHEMA])
+TEXT_FIELD = pa.field("text", pa.string())  # --records-text
+
+
+def _corpus_shard(payload: dict) -> CorpusShard:
+    data = {**payload, "file": FileRef(**payload["file"]), "row_groups": tuple(payload["row_groups"])}
+    data.pop("shard_id")
+    return CorpusShard(**data)
+
+
+class GeoTask(ShardTask):
+    """Read, resolve and record one corpus shard; the compiled lexicon is built once per worker."""
+
+    local_rows = 200_000  # ~1 s of resolving on one core (plus the lexicon compile): less than a Ray start
+
+    def __init__(self, specs: dict[str, CorpusSpec], lexicon_entries, cfg: GeoConfig, sources: dict[str, str] | None = None):
+        self.specs, self.entries, self.with_records = specs, lexicon_entries, cfg.write_records
+        self.with_text = cfg.records_text
+        self.sources = sources or {}  # file URL -> its path relative to the corpus root (for record ids)
+        self.min_evidence, self.repair_mojibake = cfg.min_evidence, cfg.repair_mojibake
+
+    def setup(self) -> None:
+        self.stage = GeoStage(self.entries, self.with_records, self.min_evidence, self.repair_mojibake)
+
+    def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
+        spec = self.specs[shard.input]
+        records = out.writer("records", RECORDS_OUT_SCHEMA.append(TEXT_FIELD) if self.with_text else RECORDS_OUT_SCHEMA,
+                             ("corpus", spec.name))
+        partial, report = GeoPartial(), ReadReport(shard.source)
+        for items in limited(read_shard(_corpus_shard(shard.payload), spec, report), shard.limit):
+            table, p = self.stage.process(items)
+            partial.merge(p)
+            if table is not None:
+                records.write(self._records(table, items, shard.source))
+            out.rows_read(partial.rows_in)
+        return ShardResult(rows_in=partial.rows_in, partial=partial.to_json(), skipped=dict(partial.skipped),
+                           unread_rows=report.unread_rows, unread=[u.to_json() for u in report.unread])
+
+
+    def _records(self, table: pa.Table, items: pa.RecordBatch, source: str) -> pa.Table:
+        """The stage's records in the run-data convention: ids relative to the corpus root, no SQL
+        keyword as a column name, and the caption text when asked for (records are the usable items, in order)."""
+        ids = relativize_ids(table.column("record_id"), source, self.sources.get(source, source))
+        table = table.set_column(0, "record_id", ids).rename_columns(RECORDS_OUT_SCHEMA.names)
+        if self.with_text:
+            usable = items.filter(pc.is_null(items.column("skip_reason")))
+            table = table.append_column(TEXT_FIELD, usable.column("text"))
+        return table
+
+
+def _sources(specs: dict[str, CorpusSpec], plans: dict[str, Plan]) -> dict[str, str]:
+    """Each planned file's path relative to its corpus root: what record ids say instead of a machine's path."""
+    out = {}
+    for name, plan in plans.items():
+        roots = [input_root(p) for p in specs[name].paths]
+        out.update({s.file.url: relative_source(s.file.url, roots) for s in plan.shards})
+    return out
+
+
+def _shards(plans: dict[str, Plan]) -> list[Shard]:
+    """One job shard per corpus shard; a file without a footer count gets an expectation from its bytes."""
+    out = []
+    for name, p in plans.items():
+        counts = count_files([s.file for s in p.shards if s.expected_rows is None], p.spec.format, p.spec.header)
+        for s in p.shards:
+            counted = None if s.expected_rows is not None else counts.get(s.file.url)
+            rows = s.expected_rows if counted is None else counted.rows
+            out.append(Shard(s.shard_id, name, s.file.url, asdict(s), rows, estimated=counted is not None))
+    return out
+
+
+def run(cfg: GeoConfig, opts: RunOptions) -> str:
+    """Run the geo audit; returns the final run directory."""
+    timer = StageTimer()
+    with timer("plan"):
+        lexicon = load_lexicon(cfg.lexicon_profile, cfg.lexicon, cfg.lexicon_edits)
+        indicators, indicators_sha = read_indicators(cfg.indicators)
+        specs = cfg.specs()
+        plans = {name: plan_corpus(spec, cfg.shard_rows, opts.on_error) for name, spec in specs.items()}
+        shards = apply_limit(_shards(plans), cfg.limit)
+    # Input identity lives in the shard ids (file URL, size, stamp, row groups), not in this hash:
+    # a resumed run may see a repaired or added file, and reruns exactly the shards that changed.
+    payload = {"config": cfg.model_dump(), "lexicon_sha256": lexicon.sha256, "indicators_sha256": indicators_sha,
+               "on_error": opts.on_error}
+    with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray="scan") as job:
+        scan = job.scan(shards, GeoTask(specs, lexicon.entries, cfg, _sources(specs, plans)))
+        with job.timer("aggregate"):
+            merged = {name: GeoPartial() for name in specs}
+            for r in scan.ok:
+                merged[r["input"]].merge(GeoPartial.from_json(r["partial"]))
+            failed = scan.failed + [{"input": n, "file": f, "error": e} for n, p in plans.items() for f, e in p.unreadable]
+            summary = _summary(cfg, job.run_id, lexicon, indicators, merged, failed)
+        with job.timer("report"):
+            from jobs.geo.report import render_geo_report  # presentation only: kept out of the workers
+
+            job.write_summary(summary)
+            job.write_text("report.html", render_geo_report(summary, job.report_info()))
+        skipped = scan.skipped()
+        rows_in = scan.rows_in()
+        rows_out = rows_in - sum(skipped.values())
+        unread = scan.unread_rows()
+        limits = job.check_skips(rows_in, rows_out, sum(skipped.values()), unread, failed)
+        manifest = job.manifest(
+            inputs={n: {"fingerprint": p.fingerprint, "files": len({s.file.url for s in p.shards}) + len(p.unreadable),
+                        "shards": len(p.shards), "expected_rows": p.expected_rows} for n, p in plans.items()},
+            lexicon={"profile": lexicon.profile, "version": lexicon.version, "sha256": lexicon.sha256,
+                     "entries": lexicon.entries.num_rows},
+            indicators={"path": cfg.indicators or "shipped:connectors/data/worldbank/indicators.csv", "sha256": indicators_sha},
+            rows={"in": rows_in, "out": rows_out, "skipped_by_reason": skipped, "unread": unread},
+            skip_limits=limits,
+            evidence={"min_evidence": cfg.min_evidence,
+                      "tiers": {n: dict(p.tiers) for n, p in merged.items()},
+                      "counters": {n: dict(p.counters) for n, p in merged.items()}},
+        )
+        manifest["shards"]["failed"] = failed
+        return job.commit(manifest)
+
+
+def _summary(cfg: GeoConfig, run_id: str, lexicon: Lexicon, indicators, merged: dict[str, GeoPartial],
+             failed: list[dict]) -> dict:
+    assoc_cfg = AssociationConfig(cfg.min_population, cfg.min_records, cfg.bootstrap, cfg.seed)
+    alpha3 = country_codes()
+    corpora = {}
+    for name, partial in merged.items():
+        block = summarize_all(partial, cfg.top_n)
+        block["association"] = associate(block["country_counts"], indicators, alpha3, assoc_cfg)
+        block["failed_shards"] = [{"file": f["file"], "error": f["error"]} for f in failed if f["input"] == name]
+        corpora[name] = block
+    return {"job": JOB, "run_id": run_id, "lexicon": {"profile": lexicon.profile, "sha256": lexicon.sha256},
+            "table": [table_row(n, b) for n, b in corpora.items()], "headline": _headline(corpora), "corpora": corpora}
+
+
+def _headline(corpora: dict[str, dict]) -> list[dict]:
+    rows = []
+    for name, b in corpora.items():
+        gdp = b["association"].get("gdp", {})
+        top = b["top"][0] if b["top"] else {}
+        rows += [headline(name, "coverage", b["coverage"]), headline(name, "resolved_records", b["resolved_records"]),
+                 headline(name, "countries", b["n_countries"]), headline(name, "top_country_share", top.get("share")),
+                 headline(name, "top3_concentration", b["top3_concentration"]),
+                 headline(name, "pearson_r_log_gdp_share", gdp.get("pearson_r"), gdp.get("pearson_r_ci95")),
+                 headline(name, "spearman_rho_log_gdp_share", gdp.get("spearman_rho"), gdp.get("spearman_rho_ci95"))]
+    return rows

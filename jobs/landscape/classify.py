@@ -1,0 +1,59 @@
+"""The structural classifier on the review candidates, through the generation backend.
+
+Candidates are few (tens to hundreds), so their prompts are built on the driver; the model runs
+through ``jobs.common.models.model_stage`` ("generate", greedy, the response cache in front) like
+the scoring models, and ``audit.landscape.structure`` reads each answer.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+import pyarrow as pa
+
+from audit.landscape.items import McqaItem
+from audit.landscape.structure import StructurePrompt, parse_structure_label
+from connectors.models import PROMPT_SCHEMA
+from jobs.common.models import model_counts, model_stage
+from jobs.landscape.config import ModelConfig
+
+CLASSIFIER_SCHEMA = pa.schema([("benchmark", pa.string()), ("source_id", pa.string()), ("text", pa.string()),
+                               ("structure_label", pa.string()), ("structure_status", pa.string()), ("error", pa.string()),
+                               ("cached", pa.bool_())])
+
+
+def candidate_prompts(flags: pd.DataFrame, prompt: StructurePrompt) -> pa.Table:
+    """One generation prompt per flagged item (its original text, not the perturbed copy)."""
+    rows = []
+    for row in flags[flags["flagged"]].to_dict("records"):
+        options = tuple(row["options"])
+        item = McqaItem(id=row["source_id"], benchmark=row["benchmark"], question=row["question"] or "", options=options,
+                        gold=int(row["gold"]))
+        p = prompt.build(item)
+        rows.append({"id": row["source_id"], "benchmark": row["benchmark"], "system": p.system, "user": p.user,
+                     "answer_prefix": p.answer_prefix, "labels": list(item.labels)})
+    schema = PROMPT_SCHEMA.append(pa.field("benchmark", pa.string()))
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def classify_candidates(flags: pd.DataFrame, model: ModelConfig, prompt: StructurePrompt,
+                        cache_root: str) -> tuple[pd.DataFrame, dict]:
+    """(one verdict per candidate, call accounting); no candidates: an empty table, no model started."""
+    import ray
+
+    prompts = candidate_prompts(flags, prompt)
+    if prompts.num_rows == 0:
+        empty = CLASSIFIER_SCHEMA.empty_table()
+        return empty.to_pandas(), model_counts(empty)
+    stage = replace(model.stage(), generation={"max_new_tokens": prompt.max_new_tokens, "temperature": 0.0})
+    answered = model_stage(ray.data.from_arrow(prompts), stage, "generate", cache_root)
+    out = pa.concat_tables(ray.get(answered.select_columns(["id", "benchmark", "text", "error", "cached"]).to_arrow_refs()))
+    return _verdicts(out), model_counts(out)
+
+
+def _verdicts(out: pa.Table) -> pd.DataFrame:
+    frame = out.to_pandas()
+    parsed = [parse_structure_label(t) if e is None else ("ok", "failed") for t, e in zip(frame["text"], frame["error"])]
+    return pd.DataFrame({"benchmark": frame["benchmark"], "source_id": frame["id"], "text": frame["text"],
+                         "structure_label": [p[0] for p in parsed], "structure_status": [p[1] for p in parsed],
+                         "error": frame["error"], "cached": frame["cached"]})

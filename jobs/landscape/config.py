@@ -1,0 +1,195 @@
+"""``benchaudit landscape`` options, declared once (flags are generated).
+
+Models come as ``--model SPEC`` (repeatable; ``--model-settings JSON`` applies to each of them)
+or as a YAML list (``--models models.yaml``) when models need settings of their own::
+
+    - spec: hf:/models/llama-3-8b
+      settings: {dtype: bfloat16}
+    - spec: openai:http://gpu7:8000/v1#qwen2.5-7b
+      name: qwen7b
+      settings: {label_method: echo, concurrency: 16}
+      actors: 4
+"""
+from __future__ import annotations
+
+import json
+from pathlib import PurePosixPath
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from audit.landscape.mpd import DEFAULT_PAIRS, EXACT_LIMIT
+from audit.landscape.perturb import PERTURBATIONS
+from connectors.config_lists import read_yaml_list
+from connectors.models.spec import ModelSpecError, parse_model_spec
+from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs
+from jobs.common.config import ConfigError, Flag, validated
+from jobs.common.models import ModelStage
+
+MODELS = "models"
+ITEMS = "items, prompts and perturbations"
+FLAGS = "review candidates, validation and the structural classifier"
+LM_EVAL = "lm-evaluation-harness outputs instead of a model run"
+DEFAULT_PERTURBATIONS = ("none", "noise")
+
+
+def default_model_name(spec: str) -> str:
+    """A short name for tables: the served name (openai) or the last part of the path or hub id."""
+    parsed = parse_model_spec(spec)
+    return parsed.model if parsed.backend == "openai" else PurePosixPath(parsed.model.rstrip("/")).name or parsed.model
+
+
+class ModelConfig(BaseModel):
+    """One model of a run: its spec, its name in the tables, its backend settings and its pool."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: str
+    name: str = ""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    batch_size: int = Field(16, ge=1)
+    actors: int | None = Field(None, ge=1)
+
+    @field_validator("spec")
+    @classmethod
+    def _parses(cls, spec: str) -> str:
+        try:
+            return str(parse_model_spec(spec))
+        except ModelSpecError as exc:
+            raise ValueError(str(exc)) from None
+
+    @model_validator(mode="after")
+    def _named(self) -> ModelConfig:
+        if not self.name:
+            object.__setattr__(self, "name", default_model_name(self.spec))
+        return self
+
+    def stage(self) -> ModelStage:
+        return ModelStage(self.spec, dict(self.settings), self.batch_size, self.actors)
+
+
+def _json_object(value: object) -> object:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not a JSON object ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(value, dict):
+            raise ValueError("expected a JSON object, e.g. '{\"dtype\": \"bfloat16\"}'")
+    return value
+
+
+class LandscapeConfig(BenchmarkInputs):
+    """Everything that decides a landscape run's results."""
+
+    model: Annotated[list[str], Flag(MODELS, metavar="SPEC", repeat=True)] = Field(
+        default_factory=list, description="a model: hf:<path or hub id>, vllm:<path or hub id> or openai:<base URL>#<served "
+                                          "name>; repeat for several")
+    model_settings: Annotated[dict[str, Any], BeforeValidator(_json_object), Flag(MODELS, metavar="JSON", requires="model")] = Field(
+        default_factory=dict, description="backend settings for every --model, a JSON object (e.g. '{\"dtype\": \"bfloat16\"}'); "
+                                          "models with settings of their own go in --models")
+    models: Annotated[str | None, Flag(MODELS, metavar="YAML")] = Field(
+        None, description="a YAML list of models: spec, name, settings, batch_size, actors")
+    batch_size: Annotated[int, Flag(MODELS)] = Field(16, ge=1, description="prompt rows per model batch, for --model models")
+    actors: Annotated[int | None, Flag(MODELS, metavar="N", default_text="one per GPU; without GPUs, CPUs - 1; "
+                                                                      "HTTP backends 2")] = Field(
+        None, ge=1, description="model actors per --model model")
+    cache: Annotated[str | None, Flag(MODELS, metavar="DIR", default_text="<out>/_cache/models")] = Field(
+        None, description="response cache: a rerun, an added perturbation or an added model repeats no model call")
+
+    sample: Annotated[int | None, Flag(ITEMS, metavar="N")] = Field(
+        1000, ge=1, description="items per benchmark, chosen by seeded hash (all items when a benchmark has fewer)")
+    seed: Annotated[int, Flag(ITEMS)] = Field(2026, description="seed of the item sample, the perturbations and a sampled MPD")
+    perturbations: Annotated[list[str], Flag(ITEMS, metavar="NAME[,NAME...]")] = Field(
+        default_factory=lambda: list(DEFAULT_PERTURBATIONS),
+        description=f"perturbations to run, of {', '.join(PERTURBATIONS)}; none (the baseline of every relative change) "
+                    "is always run")
+    mask_rate: Annotated[float, Flag(ITEMS, metavar="FRACTION")] = Field(
+        0.5, gt=0, le=1, description="share of the stem's content words the mask perturbation hides")
+    template: Annotated[str | None, Flag(ITEMS, metavar="FILE", default_text="the shipped mcqa_letter template")] = Field(
+        None, description="prompt template, a JSON file with the fields of audit/landscape/templates/mcqa_letter.json")
+    standardise_csqa: Annotated[bool, Flag(ITEMS)] = Field(
+        True, description="CommonsenseQA (preset commonsenseqa) 5 -> 4 options: drop E, or D when E is the answer")
+    level: Annotated[float, Flag(ITEMS)] = Field(
+        0.95, gt=0, lt=1, description="level of the sampled MPD's interval (benchmarks over 50,000 items)")
+    mpd_exact_limit: Annotated[int, Flag(cli=False)] = Field(EXACT_LIMIT, ge=2, description="exact MPD up to this many items")
+    mpd_pairs: Annotated[int, Flag(cli=False)] = Field(DEFAULT_PAIRS, ge=2, description="pairs of a sampled MPD")
+
+    min_wrong: Annotated[int | None, Flag(FLAGS, metavar="M", default_text="every model")] = Field(
+        None, ge=1, description="an item is a review candidate when at least M models miss it under noise injection")
+    review_labels: Annotated[str | None, Flag(FLAGS, metavar="CSV")] = Field(
+        None, description="reviewer labels: source_id, review_label, review_subtype, review_note (and benchmark when the run "
+                          "has several); the run writes review_candidates.csv in this layout")
+    reference: Annotated[list[str], Flag(FLAGS, metavar="PATH", repeat=True)] = Field(
+        default_factory=list, description="MMLU-Redux mmlu_<subject>.csv files or folders: precision, recall and enrichment "
+                                          "of the flags against the expert labels")
+    classify: Annotated[bool, Flag(FLAGS)] = Field(
+        False, description="ask a generation model whether each candidate's question or options are unclear")
+    classifier_model: Annotated[str | None, Flag(FLAGS, metavar="NAME|SPEC", requires="classify",
+                                                 default_text="the first model")] = Field(
+        None, description="the classifier: a model of the run by name, or a spec")
+    classifier_prompt: Annotated[str | None, Flag(FLAGS, metavar="FILE", requires="classify",
+                                                  default_text="the shipped structure_v1 prompt")] = Field(
+        None, description="classifier prompt, a JSON file with the fields of audit/landscape/structure_prompts/structure_v1.json")
+
+    from_lm_eval: Annotated[str | None, Flag(LM_EVAL, metavar="DIR")] = Field(
+        None, description="read lm-eval --log_samples output (samples_<task>_<date>.jsonl, results_<date>.json) under DIR: "
+                          "landscapes of its continuation log-likelihoods, no model run")
+
+    def embedded(self) -> list[BenchmarkConfig]:
+        return []  # no shipped MCQA sample: a landscape needs the user's benchmark (or --from-lm-eval)
+
+    @field_validator("perturbations")
+    @classmethod
+    def _known(cls, names: list[str]) -> list[str]:
+        unknown = [n for n in names if n not in PERTURBATIONS]
+        if unknown:
+            raise ValueError(f"unknown perturbation(s) {unknown}; known: {', '.join(PERTURBATIONS)}")
+        return ["none", *dict.fromkeys(n for n in names if n != "none")]
+
+    @model_validator(mode="after")
+    def _inputs(self) -> LandscapeConfig:
+        if self.from_lm_eval:
+            given = [f for f in ("benchmark", "benchmarks", "input", "model", "models", "template", "perturbations")
+                     if f in self.model_fields_set]
+            if given:
+                flags = ", ".join("--" + f.replace("_", "-") for f in given)
+                raise ConfigError(f"--from-lm-eval reads the items, options and log-likelihoods from lm-eval's samples; "
+                                  f"{flags} cannot apply")
+            if self.classify and not self.classifier_model:
+                raise ConfigError("--classify with --from-lm-eval needs --classifier-model SPEC (there is no model in the run)")
+            return self
+        if not self.benchmark_configs():
+            raise ConfigError("give a benchmark (--benchmark NAME:PRESET:PATH, --benchmarks YAML or --input), or --from-lm-eval DIR")
+        models = self.model_configs()
+        if not models:
+            raise ConfigError("give a model (--model SPEC or --models YAML), or --from-lm-eval DIR")
+        names = [m.name for m in models]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"model names must be unique, got {names}; name them in --models")
+        return self
+
+    def model_configs(self) -> list[ModelConfig]:
+        """Every model of the run, in order: the --models YAML, then each --model."""
+        out = []
+        if self.models:
+            entries = read_yaml_list(self.models, "spec, name, settings, batch_size, actors")
+            out = [validated(ModelConfig, e, f"{self.models}: entry {i + 1}") for i, e in enumerate(entries)]
+        out += [validated(ModelConfig, {"spec": s, "settings": self.model_settings, "batch_size": self.batch_size,
+                                        "actors": self.actors}, f"--model {s}") for s in self.model]
+        return out
+
+    def classifier(self, models: list[ModelConfig]) -> ModelConfig | None:
+        """The structural classifier's model: one of the run's by name or spec, else a new spec."""
+        if not self.classify:
+            return None
+        wanted = self.classifier_model
+        if wanted is None:
+            return models[0]
+        for m in models:
+            if wanted in (m.name, m.spec):
+                return m
+        return validated(ModelConfig, {"spec": wanted}, "--classifier-model")
+
+    def perturbation_params(self) -> dict[str, dict[str, Any]]:
+        return {"mask": {"rate": self.mask_rate}}

@@ -1,0 +1,104 @@
+"""The landscape report: every number comes from summary.json, nothing is computed here."""
+from __future__ import annotations
+
+from jobs.common.html import RunInfo, esc, fmt, page, pct, scatter, table
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+MAX_SHOWN = 200  # candidates listed in the report; all of them are in summary.json and review_candidates.csv
+CAVEAT = ("Each item is a point (Ptop1, Hnorm): Ptop1 is the top option's probability, Hnorm the entropy of the other "
+          "options' renormalised probabilities over log(K − 1) (0: the rest is on one option, 1: spread evenly). MPD is the "
+          "mean pairwise distance between a benchmark's points: higher means more heterogeneous items.")
+
+
+def _scatters(summary: dict) -> str:
+    parts = []
+    for bench, block in summary["points"].items():
+        charts = [scatter([(x, y, "") for x, y in pts], f"{bench} · {model}", "Ptop1", "Hnorm", width=360, height=300)
+                  for model, pts in block["models"].items()]
+        if len(block["models"]) > 1:
+            charts.append(scatter([(x, y, "") for x, y in block["model_averaged"]], f"{bench} · model-averaged", "Ptop1",
+                                  "Hnorm", width=360, height=300))
+        parts.append(f"<h3>{esc(bench)}</h3><div class=flex>{''.join(charts)}</div>")
+    return "<section><h2>Ptop1–Hnorm landscapes (unperturbed)</h2>" + "".join(parts) + "</section>"
+
+
+def _mpd_table(rows: list[dict]) -> str:
+    base = [r for r in rows if r["perturbation"] == "none"]
+    body = [[esc(r["benchmark"]), esc(r["model"]), r["n_items"], fmt(r["mpd"]),
+             "exact" if r["mpd_exact"] else f"[{fmt(r['mpd_ci_low'])}, {fmt(r['mpd_ci_high'])}]", pct(r["accuracy"]),
+             fmt(r["mean_ptop1"]), fmt(r["mean_hnorm"])] for r in base]
+    return "<section><h2>MPD per benchmark and model</h2>" + table(
+        ["benchmark", "model", "items", "MPD", "interval", "accuracy", "mean Ptop1", "mean Hnorm"], body) + "</section>"
+
+
+def _perturbation_table(rows: list[dict]) -> str:
+    body = [[esc(r["benchmark"]), esc(r["perturbation"]), esc(r["model"]), r["n_items"], r["n_rows"], r["n_errors"],
+             pct(r["accuracy"]), "–" if r["relative_change"] is None else f"{100 * r['relative_change']:+.1f}%",
+             fmt(r["mean_ptop1"]), fmt(r["mean_hnorm"]), fmt(r["mpd"]), fmt(r.get("mean_label_mass"))] for r in rows]
+    return ("<section><h2>Perturbations</h2><p class=note>Relative change is against the unperturbed accuracy of the same "
+            "benchmark and model; under circular evaluation an item counts as correct only when every rotation is.</p>"
+            + table(["benchmark", "perturbation", "model", "items", "prompts", "failed", "accuracy", "relative change",
+                     "mean Ptop1", "mean Hnorm", "MPD", "label mass"], body) + "</section>")
+
+
+def _correlations(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    body = [[esc(r["benchmark"]), esc(r["model_a"]), esc(r["model_b"]), r["n_items"], fmt(r["pearson"]), fmt(r["spearman"])]
+            for r in rows]
+    return "<section><h2>Item-level Hnorm agreement between models</h2>" + table(
+        ["benchmark", "model A", "model B", "items", "Pearson", "Spearman"], body) + "</section>"
+
+
+def _options(options: list[str], gold: int | None) -> str:
+    return "<br>".join(f"{'<b>' if i == gold else ''}{LETTERS[i]}. {esc(o)}{'</b>' if i == gold else ''}"
+                       for i, o in enumerate(options))
+
+
+def _flags(summary: dict) -> str:
+    flags = summary["flags"]
+    rows = [[esc(r["benchmark"]), esc(r["source_id"]), f"{r['n_wrong']} / {r['n_models']}", esc(r["question"]),
+             _options(r["options"], r["gold"]), esc(r.get("structure_label")), esc(r.get("review_label")),
+             esc(r.get("review_subtype"))] for r in flags["candidates"][:MAX_SHOWN]]
+    source = "noise injection (distractors replaced by unrelated city names)" if flags["from"] == "noise" else \
+        "the unperturbed answers (the run has no noise perturbation)"
+    thresholds = "; ".join(f"{esc(b)}: at least {t['min_wrong']} of {t['models']}" for b, t in flags["threshold"].items())
+    shown = f" The first {MAX_SHOWN:,} are shown." if flags["n_candidates"] > MAX_SHOWN else ""
+    head = (f"<section><h2>Review candidates ({flags['n_candidates']:,})</h2><p class=note>Items that models answer "
+            f"wrongly under {esc(source)} ({thresholds or 'no answers'}); the gold option is in bold. "
+            f"review_candidates.csv holds every one with columns for the reviewer's label.{shown}</p>")
+    return head + (table(["benchmark", "item", "wrong / models", "question", "options", "classifier", "review label",
+                          "subtype"], rows) if rows else "<p><em>No candidates.</em></p>") + "</section>"
+
+
+def _validation(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    body = [[esc(r["benchmark"]), r["min_wrong"], r["n_matched"], r["n_expert_bad"], r["n_flagged"], r["true_positives"],
+             fmt(r["precision"]), fmt(r["recall"]), fmt(r["enrichment"], 2), f"{r['p_value']:.2e}" if r["p_value"] is not None
+             else "–"] for r in rows]
+    return ("<section><h2>Validation against expert labels (MMLU-Redux)</h2><p class=note>Over items matched to the "
+            "reference by normalised exact text. Enrichment = precision / base rate of expert-flagged items; p = P(X ≥ true "
+            "positives) under random flagging (hypergeometric).</p>"
+            + table(["benchmark", "m", "matched", "expert-flagged", "flagged", "true positives", "precision", "recall",
+                     "enrichment", "p"], body) + "</section>")
+
+
+def _problems(summary: dict) -> str:
+    parts = []
+    if summary["failed_models"]:
+        parts.append("<h3>Models left out</h3>" + table(["model", "error"], [[esc(f["model"]), esc(f["error"])]
+                                                                            for f in summary["failed_models"]]))
+    rejected = summary["rejected"]
+    if rejected["total"]:
+        parts.append(f"<h3>Items left out ({rejected['total']:,}; every one is in data/rejected/)</h3>" + table(
+            ["reason", "items"], [[esc(k), v] for k, v in rejected["by_reason"].items()]))
+    return "<section><h2>What was left out</h2>" + "".join(parts) + "</section>" if parts else ""
+
+
+def render_landscape_report(summary: dict, run: RunInfo | None = None) -> str:
+    body = [f"<p class=note>Run {esc(summary['run_id'])} · probabilities: {esc(summary['probability_note'])}</p>",
+            f"<p class=note>{esc(CAVEAT)}</p>", _mpd_table(summary["table"]), _scatters(summary),
+            _perturbation_table(summary["table"]), _correlations(summary["hnorm_correlations"]), _flags(summary),
+            _validation(summary["validation"]), _problems(summary)]
+    return page("MCQA probability landscapes", "".join(body), run)

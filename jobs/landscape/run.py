@@ -1,0 +1,293 @@
+"""``benchaudit landscape``: MCQA probability landscapes, benchmarks x models x perturbations, on Ray Data.
+
+Wiring only. On the driver: read and check the benchmarks (``jobs.landscape.inputs``), sample
+them. On Ray: the items become perturbed prompt rows in a CPU stage (``stages.prompt_batch``),
+each model scores them on an actor pool (``jobs.common.models.model_stage``, the response cache
+under ``<out>/_cache/models`` in front), a CPU stage turns the label log-probs into landscape
+rows (``stages.landscape_batch``), written per model to ``data/scores/model=<name>/`` (the run-data
+convention of ``connectors.run_data``: ``pd.read_parquet("<run>/data/scores")`` loads every model). Back on the driver:
+those small tables become the summary (``jobs.landscape.summary``), the optional classifier
+runs on the review candidates, and report and manifest are written. ``--from-lm-eval`` skips
+the model: its rows come from lm-eval's samples files, and no Ray is started.
+
+A model that cannot run (weights not found, labels that are not single tokens, a chat-only
+endpoint) or answers no item (an unreachable endpoint) fails the run naming the model, or
+under ``--on-error skip`` is left out and listed (within ``--max-skipped-inputs``). Answers that
+failed on their own item count against ``--max-skipped``; items the benchmark itself makes
+unscorable are findings, listed per item, and never fail the run.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from typing import Any
+
+import fsspec
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from audit.landscape.prompts import McqaTemplate, load_template
+from audit.landscape.structure import StructurePrompt, load_structure_prompt
+from connectors.landscape_inputs import read_reference, read_review_labels, read_structure_prompt, read_template
+from connectors.models import REPORT_COLUMN, merge_backend_reports
+from connectors.run_data import DATA_DIR, partition_segment
+from jobs.common.config import RunOptions
+from jobs.common.errors import JobError, is_transient, one_line, user_code_error
+from jobs.common.job import JobRun
+from jobs.common.manifest import StageTimer
+from jobs.common.models import model_counts, model_stage
+from jobs.common.rundir import join
+from jobs.landscape.config import LandscapeConfig, ModelConfig
+from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark
+from jobs.landscape.stages import SCORE_TABLE, landscape_batch, prompt_batch
+from jobs.landscape.summary import FINAL_POSITION, as_results, build_summary, candidates
+
+JOB = "landscape"
+_PERMANENT = ("BackendError", "LabelTokenError", "CapabilityError", "ModelSpecError", "ValueError")
+
+
+class ModelFailure(Exception):
+    """A model that could not run or answered nothing; ``message`` names it."""
+
+    def __init__(self, message: str, permanent: bool = True, info: dict | None = None) -> None:
+        super().__init__(message)
+        self.permanent, self.info = permanent, info
+
+
+def _template(cfg: LandscapeConfig) -> tuple[McqaTemplate, str]:
+    return (read_template(cfg.template), cfg.template) if cfg.template else (load_template(), "shipped")
+
+
+def _structure_prompt(cfg: LandscapeConfig) -> StructurePrompt | None:
+    if not cfg.classify:
+        return None
+    return read_structure_prompt(cfg.classifier_prompt) if cfg.classifier_prompt else load_structure_prompt()
+
+
+def _rm(url: str) -> None:
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.exists(path):
+        fs.rm(path, recursive=True)
+
+
+def _read_dir(url: str) -> pa.Table:
+    fs, path = fsspec.core.url_to_fs(url)
+    return pq.read_table(path, filesystem=fs)
+
+
+def _keep_prompts(batch: pa.Table) -> pa.Table:
+    return batch.filter(pc.is_null(batch.column("rejected"))).drop_columns(["rejected"])
+
+
+def _only_rejected(batch: pa.Table) -> pa.Table:
+    return batch.filter(pc.is_valid(batch.column("rejected"))).select(["benchmark", "id", "perturbation", "rejected"])
+
+
+def build_prompts(job: JobRun, benchmarks: list[BenchmarkItems], template: McqaTemplate, cfg: LandscapeConfig):
+    """(prompt rows as a materialised Ray Dataset, perturbation rejections); data/prompts/ written."""
+    import ray
+
+    items = items_table([item for b in benchmarks for item in b.items])
+    rows = ray.data.from_arrow(items).map_batches(
+        prompt_batch, fn_kwargs={"template": template, "perturbations": cfg.perturbations, "seed": cfg.seed,
+                                 "params": cfg.perturbation_params()},
+        batch_size=256, batch_format="pyarrow").materialize()
+    rejected = [{"benchmark": r["benchmark"], "id": r["id"], "perturbation": r["perturbation"], "stage": "perturbation",
+                 "reason": r["rejected"]} for r in rows.map_batches(_only_rejected, batch_format="pyarrow").take_all()]
+    prompts = rows.map_batches(_keep_prompts, batch_format="pyarrow").materialize()
+    _rm(job.path(DATA_DIR, "prompts"))  # a resumed run rewrites them
+    prompts.write_parquet(job.path(DATA_DIR, "prompts"))
+    return prompts, rejected
+
+
+def score_model(job: JobRun, prompts, model: ModelConfig, index: int, cache_root: str) -> tuple[pa.Table, dict]:
+    """One model over every prompt row: its landscape rows (written to data/scores/model=<name>/) and its call accounting."""
+    folder = f"{DATA_DIR}/scores/{partition_segment('model', model.name)}"
+    out = job.path(*folder.split("/"))
+    _rm(out)  # a resumed run rewrites the model's rows (from the cache) instead of appending to them
+    try:
+        scored = model_stage(prompts, model.stage(), "choice", cache_root)
+        rows = scored.map_batches(landscape_batch, fn_kwargs={"model": model.name}, batch_format="pyarrow")
+        rows.drop_columns(["model"]).write_parquet(out)  # the model is in the folder name only
+    except Exception as exc:  # noqa: BLE001 -- one model's failure is reported as that model's, with its cause
+        _rm(out)
+        cause = (user_code_error(exc) or one_line(exc))
+        raise ModelFailure(f"model {model.name} ({model.spec}): {cause}",
+                           permanent=any(n in str(exc) for n in _PERMANENT) or not is_transient(exc)) from exc
+    table = _read_dir(out)
+    table = table.append_column("model", pa.array([model.name] * table.num_rows, pa.string())).select(SCORE_TABLE.names)
+    table = table.cast(SCORE_TABLE)
+    report = merge_backend_reports(table.column(REPORT_COLUMN).to_pylist())
+    calls = {**model_counts(table), **report["counters"]}
+    info = {"spec": model.spec, "requested_settings": model.settings, "settings": report["settings"],
+            "batch_size": model.batch_size, "actors": model.actors, "calls": calls, "output": folder + "/"}
+    if table.num_rows and calls["errors"] == table.num_rows:
+        first = table.column("error")[0].as_py()
+        counted = ", ".join(f"{k} {report['counters'][k]}" for k in ("requests", "retries", "failures") if k in report["counters"])
+        raise ModelFailure(f"model {model.name} ({model.spec}) answered none of its {table.num_rows} prompts "
+                           f"({counted or 'no calls counted'}); first error: {first}", permanent=False, info=info)
+    return table.drop_columns([REPORT_COLUMN]), info
+
+
+
+def _reason_code(reason: str) -> str:
+    """A rejection reason without its particulars (file, row, letters, numbers, quoted text), for counting."""
+    text = re.sub(r"\s*\(.*\)$", "", reason.rsplit(": ", 1)[-1])
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+    return re.sub(r"\b\d+\b", "N", re.sub(r"\b[A-Z]\b", "X", text))
+
+
+def _cache_root(cfg: LandscapeConfig, opts: RunOptions) -> str:
+    return cfg.cache or join(opts.out if "://" in opts.out else os.path.abspath(opts.out), "_cache", "models")
+
+
+def _items_frame(benchmarks: list[BenchmarkItems]) -> pd.DataFrame:
+    rows = [{"benchmark": i.benchmark, "source_id": i.source_id, "question": i.question, "options": list(i.options),
+             "gold": i.gold} for b in benchmarks for i in b.items]
+    return pd.DataFrame(rows, columns=["benchmark", "source_id", "question", "options", "gold"])
+
+
+def _candidates_csv(flags: pd.DataFrame) -> str:
+    """The review sheet: flagged items with their text, and the reviewer's columns to fill in
+    (the layout --review-labels reads back)."""
+    shown = flags[flags["flagged"]].copy()
+    shown["options"] = shown["options"].map(lambda o: " | ".join(o) if isinstance(o, (list, tuple)) else "")
+    shown["gold"] = shown["gold"].map(lambda g: "" if pd.isna(g) else "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[int(g)])
+    cols = ["benchmark", "source_id", "n_models", "n_wrong", "question", "options", "gold",
+            *(c for c in ("structure_label",) if c in shown), "review_label", "review_subtype", "review_note"]
+    return shown[cols].to_csv(index=False)
+
+
+def _candidates_table(flags: pd.DataFrame) -> pa.Table:
+    """Every review candidate with its counts, text and reviewer fields (data/candidates/)."""
+    shown = flags[flags["flagged"]].drop(columns=["flagged"]).reset_index(drop=True)
+    shown["options"] = shown["options"].map(lambda o: list(o) if isinstance(o, (list, tuple)) else [])
+    return pa.Table.from_pandas(shown, preserve_index=False)
+
+
+def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.DataFrame, items: pd.DataFrame,
+            probability: str, labels: pd.DataFrame | None, reference: pd.DataFrame | None,
+            structure: StructurePrompt | None, classifier: ModelConfig | None, cache_root: str,
+            failed: list[dict], manifest_extra: dict[str, Any]) -> str:
+    """Flags, classifier, summary, report, manifest and the skip limits: the same for both modes."""
+    from jobs.landscape.report import render_landscape_report  # presentation only: kept out of the workers
+
+    with job.timer("summary"):
+        flags, correct_by_bench = candidates(results, items, cfg, labels)
+    verdicts, classifier_info = None, None
+    if structure is not None and classifier is not None:
+        from jobs.landscape.classify import CLASSIFIER_SCHEMA, classify_candidates
+
+        with job.timer("classifier"):
+            verdicts, calls = classify_candidates(flags, classifier, structure, cache_root)
+        job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
+        flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
+                            on=["benchmark", "source_id"], how="left")
+        classifier_info = {"model": classifier.name, "spec": classifier.spec, "settings": classifier.settings,
+                           "prompt": {"name": structure.name, "version": structure.version, "sha256": structure.sha256,
+                                      "source": cfg.classifier_prompt or "shipped"},
+                           "generation": {"temperature": 0.0, "max_new_tokens": structure.max_new_tokens}, "calls": calls}
+    with job.timer("summary"):
+        summary = build_summary(job.run_id, cfg, results, flags, correct_by_bench, items, probability, reference, verdicts,
+                                {"failed_models": failed, "rejected": manifest_extra["rejected"],
+                                 "template": manifest_extra.get("template")})
+    with job.timer("report"):
+        job.write_table("candidates", _candidates_table(flags))
+        job.write_text("review_candidates.csv", _candidates_csv(flags))
+        job.write_summary(summary)
+        job.write_text("report.html", render_landscape_report(summary, job.report_info("review_candidates.csv")))
+    answered = results[results["error"].isna()]
+    errors = Counter(_reason_code(e) for e in results["error"].dropna())
+    manifest = job.manifest(
+        **manifest_extra, probability=probability, cache={"root": cache_root}, failed_models=failed,
+        seeds={"sample": cfg.seed, "perturbations": cfg.seed, "mpd": cfg.seed},
+        rows={"in": len(results), "out": len(answered), "skipped_by_reason": dict(errors.most_common()), "unread": 0},
+        review={"candidates": int(flags["flagged"].sum()) if len(flags) else 0, "labels": cfg.review_labels,
+                "reference": cfg.reference, "classifier": classifier_info},
+        outputs={"review_candidates": "review_candidates.csv"},
+    )
+    job.write_json("manifest.json", manifest)  # kept in the partial folder if the limits below refuse the run
+    manifest["skip_limits"] = job.check_skips(len(results), len(answered), len(results) - len(answered), 0, failed)
+    return job.commit(manifest)
+
+
+def _rejections(rejected: list[dict]) -> dict[str, Any]:
+    return {"total": len(rejected), "by_stage": dict(Counter(r["stage"] for r in rejected)),
+            "by_reason": dict(Counter(_reason_code(r["reason"]) for r in rejected).most_common())}
+
+
+def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
+    """Run the landscape audit; returns the final run directory."""
+    if cfg.from_lm_eval:
+        return _run_lm_eval(cfg, opts)
+    timer = StageTimer()
+    with timer("plan"):
+        template, template_source = _template(cfg)
+        structure = _structure_prompt(cfg)
+        labels = read_review_labels(cfg.review_labels) if cfg.review_labels else None
+        reference = read_reference(cfg.reference) if cfg.reference else None
+        benchmarks = [load_benchmark(b.to_spec(), cfg) for b in cfg.benchmark_configs()]
+        models = cfg.model_configs()
+    cache_root = _cache_root(cfg, opts)
+    payload = {"config": cfg.model_dump(exclude={"cache"}), "template_sha256": template.sha256,
+               "inputs": {b.name: b.fingerprint for b in benchmarks}, "on_error": opts.on_error}
+    with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer) as job:
+        with job.timer("prompts"):
+            prompts, perturb_rejected = build_prompts(job, benchmarks, template, cfg)
+        rejected = [r for b in benchmarks for r in b.rejected] + perturb_rejected
+        job.write_table("rejected", pa.Table.from_pylist(rejected, schema=REJECTED_SCHEMA))
+        n_prompts = prompts.count()
+        extra = {
+            "inputs": {b.name: {"files": list(b.files), "fingerprint": b.fingerprint, "preset": b.preset,
+                                "rows_read": b.rows_read, "scorable": b.scorable, "sampled": len(b.items)} for b in benchmarks},
+            "template": {"name": template.name, "version": template.version, "sha256": template.sha256, "source": template_source},
+            "perturbations": {"names": cfg.perturbations, "params": cfg.perturbation_params(), "prompt_rows": n_prompts},
+            "rejected": _rejections(rejected),
+        }
+        if n_prompts == 0:
+            job.write_json("manifest.json", job.manifest(**extra))
+            raise JobError(f"{JOB}: no item can be scored ({len(rejected):,} left out, each with its reason in "
+                           f"{job.path(DATA_DIR, 'rejected')})")
+        tables, infos, failed = [], {}, []
+        for i, model in enumerate(models):
+            try:
+                with job.timer(f"model_{i:02d}"):
+                    table, infos[model.name] = score_model(job, prompts, model, i, cache_root)
+                tables.append(table)
+            except ModelFailure as exc:
+                infos[model.name] = exc.info or {"spec": model.spec, "requested_settings": model.settings}
+                failed.append({"file": model.spec, "model": model.name, "error": str(exc)})
+                if opts.on_error == "fail":
+                    job.write_json("manifest.json", job.manifest(**extra, models=infos, failed_models=failed))
+                    raise JobError(str(exc), resumable=not exc.permanent) from exc
+        if not tables:
+            job.write_json("manifest.json", job.manifest(**extra, models=infos, failed_models=failed))
+            raise JobError(f"{JOB}: no model answered; first: {failed[0]['error']}")
+        results = as_results(pa.concat_tables(tables).to_pandas())
+        return _finish(job, cfg, opts, results, _items_frame(benchmarks), FINAL_POSITION, labels, reference, structure,
+                       cfg.classifier(models), cache_root, failed, {**extra, "models": infos})
+
+
+def _run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
+    from jobs.landscape.from_lm_eval import read_lm_eval_inputs
+
+    timer = StageTimer()
+    with timer("plan"):
+        inputs = read_lm_eval_inputs(cfg)
+        structure = _structure_prompt(cfg)
+        labels = read_review_labels(cfg.review_labels) if cfg.review_labels else None
+        reference = read_reference(cfg.reference) if cfg.reference else None
+    cache_root = _cache_root(cfg, opts)
+    payload = {"config": cfg.model_dump(exclude={"cache"}), "lm_eval": [r["samples"] for r in inputs.runs],
+               "on_error": opts.on_error}
+    with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray=cfg.classify) as job:
+        for name, rows in inputs.results.groupby("model", sort=True):
+            job.write_table("scores", rows.drop(columns="model"), partition=("model", name))
+        job.write_table("rejected", pa.Table.from_pylist(inputs.rejected, schema=REJECTED_SCHEMA))
+        extra = {"lm_eval": {"root": cfg.from_lm_eval, "runs": inputs.runs, "superseded": inputs.superseded},
+                 "rejected": _rejections(inputs.rejected)}
+        return _finish(job, cfg, opts, inputs.results, inputs.items, "continuation_loglikelihood", labels, reference,
+                       structure, cfg.classifier([]), cache_root, [], extra)

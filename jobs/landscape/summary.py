@@ -1,0 +1,179 @@
+"""summary.json of a landscape run: every number the report shows, from small driver-side tables.
+
+The inputs are the per-answer landscape rows of every model (a few thousand rows per benchmark
+and model), the original items' text, and the optional reviewer labels, expert reference and
+classifier verdicts; nothing row-sized beyond that reaches the driver.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from audit.landscape.flags import attach_review_labels, flag_candidates, wrong_counts
+from audit.landscape.metrics import hnorm_correlations, model_averaged_points
+from audit.landscape.summary import GROUP, RESULT_COLUMNS, summarise
+from audit.landscape.validate import validate_wrong_answers
+from jobs.common.config import ConfigError
+from jobs.common.summaries import finite, headline, records
+from jobs.landscape.config import LandscapeConfig
+
+FINAL_POSITION = "final_position_label"  # one forward: the letters' distribution after the prompt
+PROBABILITY_NOTE = {
+    FINAL_POSITION: "p = softmax over the option letters' log-probabilities at the position after the prompt "
+                    "(one forward pass per item); label mass = the share of the next-token probability on the letters",
+    "continuation_loglikelihood": "p = softmax over lm-eval's per-option continuation log-likelihoods (each option "
+                                  "scored as its own sequence): a different distribution from the final-position "
+                                  "letter probabilities, and no label mass",
+}
+POINT_DIGITS = 4
+
+
+def as_results(scores: pd.DataFrame) -> pd.DataFrame:
+    """Landscape rows (correct as bool/None) as ``summarise`` takes them (correct 1/0/NaN)."""
+    out = scores.copy()
+    out["correct"] = out["correct"].map({True: 1.0, False: 0.0}).astype(float)
+    out["error"] = out["error"].where(out["error"].notna(), None)
+    return out
+
+
+def _table(results: pd.DataFrame, cfg: LandscapeConfig) -> pd.DataFrame:
+    table = summarise(results[RESULT_COLUMNS], exact_limit=cfg.mpd_exact_limit, pairs=cfg.mpd_pairs, seed=cfg.seed)
+    if "label_mass" in results:
+        ok = results[results["error"].isna()]
+        mass = ok.groupby(GROUP)["label_mass"].mean().rename("mean_label_mass").reset_index()
+        table = table.merge(mass, on=GROUP, how="left")
+    return table
+
+
+def _points(results: pd.DataFrame) -> dict[str, Any]:
+    """Unperturbed points per benchmark and model (the scatter), and the model-averaged ones."""
+    out: dict[str, Any] = {}
+    base = results[(results["perturbation"] == "none") & results["error"].isna()]
+    for bench, group in base.groupby("benchmark", sort=True):
+        per_model = {m: g[["ptop1", "hnorm"]].round(POINT_DIGITS).to_numpy().tolist() for m, g in group.groupby("model", sort=True)}
+        averaged = model_averaged_points(group)
+        out[bench] = {"models": per_model,
+                      "model_averaged": averaged[["ptop1", "hnorm"]].round(POINT_DIGITS).to_numpy().tolist()}
+    return out
+
+
+def _correlations(results: pd.DataFrame) -> list[dict]:
+    rows = []
+    base = results[results["perturbation"] == "none"]
+    for bench, group in base.groupby("benchmark", sort=True):
+        for row in records(hnorm_correlations(group)):
+            rows.append({"benchmark": bench, **row})
+    return rows
+
+
+def flag_source(results: pd.DataFrame) -> str:
+    """Flags come from noise injection when the run has it, else from the unperturbed answers."""
+    return "noise" if (results["perturbation"] == "noise").any() else "none"
+
+
+def _labels_for(labels: pd.DataFrame | None, bench: str, several: bool) -> pd.DataFrame | None:
+    if labels is None:
+        return None
+    if "benchmark" in labels.columns:
+        return labels[labels["benchmark"] == bench].drop(columns="benchmark")
+    if several:
+        raise ConfigError("--review-labels: the run has several benchmarks; add a benchmark column to the labels")
+    return labels
+
+
+def candidates(results: pd.DataFrame, items: pd.DataFrame, cfg: LandscapeConfig,
+               labels: pd.DataFrame | None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Review candidates with their text and reviewer fields, and per benchmark the correctness
+    frame the flags came from (``source_id, model, correct``) for validation."""
+    source = flag_source(results)
+    rows = results[(results["perturbation"] == source)]
+    benches = sorted(rows["benchmark"].unique())
+    if labels is not None and "benchmark" in labels.columns:
+        unknown = sorted(set(labels["benchmark"]) - set(benches))
+        if unknown:
+            raise ConfigError(f"--review-labels: benchmark(s) {unknown} are not in this run ({benches})")
+    frames, correct_by_bench = [], {}
+    for bench in benches:
+        correct = rows[rows["benchmark"] == bench][["source_id", "model", "correct"]]
+        correct_by_bench[bench] = correct
+        counts = wrong_counts(correct)
+        m = cfg.min_wrong or int(correct["model"].nunique())
+        flagged = attach_review_labels(flag_candidates(counts, m), _labels_for(labels, bench, len(benches) > 1))
+        flagged.insert(0, "benchmark", bench)
+        flagged["min_wrong"] = m
+        frames.append(flagged)
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["benchmark", "source_id", "flagged"])
+    text = items[["benchmark", "source_id", "question", "options", "gold"]]
+    out = out.merge(text, on=["benchmark", "source_id"], how="left")
+    return out, correct_by_bench
+
+
+def validation(correct_by_bench: dict[str, pd.DataFrame], items: pd.DataFrame, reference: pd.DataFrame | None,
+               cfg: LandscapeConfig) -> list[dict]:
+    """Per benchmark and threshold m: precision, recall, enrichment, hypergeometric p (matched items only)."""
+    if reference is None:
+        return []
+    rows = []
+    for bench, correct in correct_by_bench.items():
+        found = validate_wrong_answers(correct, items[items["benchmark"] == bench], reference)
+        matched = found.matches["match"].value_counts().to_dict()
+        for row in records(found.table):
+            rows.append({"benchmark": bench, **row, "chosen": row["min_wrong"] == (cfg.min_wrong or correct["model"].nunique()),
+                         "matches": {k: int(v) for k, v in matched.items()}})
+    return rows
+
+
+def _flag_rows(flags: pd.DataFrame) -> list[dict]:
+    shown = flags[flags["flagged"]].copy()
+    shown["options"] = shown["options"].map(lambda o: list(o) if o is not None and not isinstance(o, float) else [])
+    return [{k: finite(v) if not isinstance(v, list) else v for k, v in row.items()} for row in shown.to_dict("records")]
+
+
+def _headline(table: pd.DataFrame, checked: list[dict]) -> list[dict]:
+    """Tidy rows a re-audit tracks: per benchmark, model and perturbation accuracy and MPD (with its CI
+    when sampled); per benchmark the chosen validation threshold's precision, recall and enrichment."""
+    rows = []
+    for r in table.to_dict("records"):
+        where = f"{r['benchmark']}/{r['model']}"
+        rows.append(headline(where, f"accuracy@{r['perturbation']}", r["accuracy"]))
+        ci = (r.get("mpd_ci_low"), r.get("mpd_ci_high")) if not r.get("mpd_exact", True) else None
+        rows.append(headline(where, f"mpd@{r['perturbation']}", r["mpd"], ci))
+    for v in (c for c in checked if c.get("chosen")):
+        rows += [headline(v["benchmark"], f"flag_{k}", v.get(k)) for k in ("precision", "recall", "enrichment") if k in v]
+    return rows
+
+
+def build_summary(run_id: str, cfg: LandscapeConfig, results: pd.DataFrame, flags: pd.DataFrame,
+                  correct_by_bench: dict[str, pd.DataFrame], items: pd.DataFrame, probability: str,
+                  reference: pd.DataFrame | None, classifier: pd.DataFrame | None, extra: dict[str, Any]) -> dict[str, Any]:
+    """``flags`` and ``correct_by_bench`` come from :func:`candidates` (with the classifier's
+    verdicts merged in when it ran)."""
+    table = _table(results, cfg)
+    checked = validation(correct_by_bench, items, reference, cfg)
+    none = table[table["perturbation"] == "none"]
+    overview = {
+        "probability": probability,
+        "benchmarks": sorted(table["benchmark"].unique().tolist()), "models": sorted(table["model"].unique().tolist()),
+        "items": {b: int(n) for b, n in none.groupby("benchmark")["n_items"].max().items()},
+        "accuracy": {b: {m: finite(a) for m, a in zip(g["model"], g["accuracy"])} for b, g in none.groupby("benchmark")},
+        "mpd": {b: {m: finite(v) for m, v in zip(g["model"], g["mpd"])} for b, g in none.groupby("benchmark")},
+        "flags_from": flag_source(results),
+        "review_candidates": {b: int(g["flagged"].sum()) for b, g in flags.groupby("benchmark")},
+        "validation": [r for r in checked if r["chosen"]],
+    }
+    structure = None
+    if classifier is not None:
+        structure = {"by_label": classifier.groupby("structure_label").size().astype(int).to_dict(),
+                     "by_status": classifier.groupby("structure_status").size().astype(int).to_dict(), "n": len(classifier)}
+    return {
+        "job": "landscape", "run_id": run_id, "probability": probability, "probability_note": PROBABILITY_NOTE[probability],
+        "overview": overview, "headline": _headline(table, checked), "table": records(table), "points": _points(results),
+        "hnorm_correlations": _correlations(results),
+        "flags": {"from": flag_source(results), "min_wrong": cfg.min_wrong, "candidates": _flag_rows(flags),
+                  "threshold": {b: {"min_wrong": int(g["min_wrong"].iloc[0]), "models": int(g["n_models"].max())}
+                                for b, g in flags.groupby("benchmark")} if len(flags) else {},
+                  "n_candidates": int(flags["flagged"].sum()) if len(flags) else 0},
+        "validation": checked, "structure": structure, **extra,
+    }
+

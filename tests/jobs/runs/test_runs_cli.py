@@ -1,0 +1,64 @@
+"""``benchaudit runs list|show|compare`` over real runs, two of them finishing at once into one store."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jobs.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jobs.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+@pytest.mark.ray
+def test_two_runs_finishing_together_are_both_recorded_and_comparable(tmp_path, capsys):
+    procs = [subprocess.Popen([sys.executable, "-m", "jobs.cli", "geo", "--limit", str(n), "--bootstrap", "0", "--out",
+                               str(tmp_path), "--num-cpus", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=ROOT) for n in (200, 300)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    listed = json.loads(cli("runs", "list", "--out", str(tmp_path), "--json").stdout)
+    assert len(listed) == 2 and {r["status"] for r in listed} == {"complete"}  # both present, both whole
+    assert sorted(r["run_id"] for r in listed) == sorted(p.name for p in (tmp_path / "geo").iterdir())
+    for r in listed:
+        assert r["job"] == "geo" and r["code_version"].startswith("0.1.0+") and r["finished_at"] >= r["started_at"]
+        assert set(r["inputs"]) == {"coco2017_val", "cc3m_val"} and r["inputs"]["coco2017_val"]["fingerprint"]
+        manifest = json.loads((Path(r["path"]) / "manifest.json").read_text())
+        assert r["config_hash"] == manifest["config_hash"] and r["code_version"] == manifest["code_version"]
+        summary = json.loads((Path(r["path"]) / "summary.json").read_text())
+        assert r["headline"] == summary["headline"]
+    rows = {r["run_id"]: r["headline"] for r in listed}
+    older, newer = sorted(listed, key=lambda r: r["started_at"])
+
+    assert main(["runs", "list", "--out", str(tmp_path)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["RUN", "ID", "JOB", "STATUS", "STARTED", "(UTC)", "CODE", "PATH"] and len(table) == 3
+
+    assert main(["runs", "show", "--out", str(tmp_path), "--run-id", newer["run_id"][:22]]) == 0
+    shown = capsys.readouterr().out
+    assert f"run {newer['run_id']}  job geo  complete" in shown and "coverage" in shown
+
+    assert main(["runs", "compare", "--out", str(tmp_path), "--run-id", newer["run_id"], "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    assert compared["base"] == older["run_id"]  # by default: the previous complete run of the job
+    pairs = {(m["input"], m["metric"]): m for m in compared["metrics"]}
+    old_cov = next(h["value"] for h in rows[older["run_id"]] if (h["input"], h["metric"]) == ("coco2017_val", "coverage"))
+    new_cov = next(h["value"] for h in rows[newer["run_id"]] if (h["input"], h["metric"]) == ("coco2017_val", "coverage"))
+    assert pairs[("coco2017_val", "coverage")]["delta"] == pytest.approx(new_cov - old_cov)
+
+    assert main(["runs", "compare", "--out", str(tmp_path), "--run-id", older["run_id"]]) == 2
+    assert "has no earlier complete geo run" in capsys.readouterr().err
+    assert main(["runs", "show", "--out", str(tmp_path), "--run-id", "nosuch"]) == 2
+    assert "no run 'nosuch'" in capsys.readouterr().err
+
+
+def test_an_empty_store_says_so(tmp_path, capsys):
+    assert main(["runs", "list", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.strip() == f"no runs recorded in {tmp_path}/_runs"

@@ -1,0 +1,41 @@
+"""A real S3-compatible server on loopback (moto's server mode), and the environment a client needs.
+
+The client side is what users run: s3fs through fsspec with ``s3://`` URLs, pointed at the server
+by botocore's standard ``AWS_ENDPOINT_URL`` (no benchaudit option): a job started in a subprocess
+with ``S3Server.env`` reads and writes the bucket exactly as it would AWS.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from dataclasses import dataclass, field
+
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+@dataclass
+class S3Server:
+    endpoint: str
+    env: dict = field(default_factory=dict)  # os.environ plus credentials and endpoint, for subprocesses
+
+    def filesystem(self):
+        import s3fs
+
+        return s3fs.S3FileSystem(key=CREDENTIALS["AWS_ACCESS_KEY_ID"], secret=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                                 endpoint_url=self.endpoint, skip_instance_cache=True)
+
+
+def start_s3():
+    """``(server, S3Server)``; stop with ``server.stop()``."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    return server, S3Server(endpoint, {**os.environ, **CREDENTIALS, "AWS_ENDPOINT_URL": endpoint})
