@@ -5,6 +5,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import tarfile
 from pathlib import Path
 
@@ -69,3 +70,8 @@ def write_lm_eval_runs(root: Path, option_text: str = " option") -> Path:
         records.append(lm_eval_sample(3, [-1.0, -2.0, -3.0, -4.0], 7))  # answer index out of range
         write_lm_eval_run(root, model, records, acc)
     return root
+
+
+def cell_text(html: str) -> str:
+    """A report with its table cells' alignment classes removed, so tests can match ``<td>value</td>``."""
+    return re.sub(r'<td class="(?:num|txt)">', "<td>", html)

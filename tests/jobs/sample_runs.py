@@ -146,7 +146,10 @@ def _landscape(root: Path, out: str) -> str:
 
     folder = write_lm_eval_runs(root / "lm-eval")
     results = next((folder / "org__model-b").glob("results_*.json"))
-    results.write_text(results.read_text().replace("org/model-b", f"org/model-b {HOSTILE}"))
+    data = json.loads(results.read_text())
+    data["model_name"] = f"org/model-b {HOSTILE}"
+    data["config"]["model_args"] = f"pretrained=org/model-b {HOSTILE}"
+    results.write_text(json.dumps(data))
     return run(LandscapeConfig(from_lm_eval=str(folder)), RunOptions(out=out, run_id="landscape"))
 
 

@@ -12,6 +12,7 @@ import pytest
 from jobs.common.config import RunOptions
 from jobs.contamination.config import ContaminationConfig
 from jobs.contamination.run import run
+from tests.builders import cell_text
 from tests.servers.completions_server import CompletionsServer
 from tests.servers.tiny_lm import shared_tiny_lm
 
@@ -192,7 +193,7 @@ def test_bad_input_lands_in_its_category_and_the_run_completes(ray_local, server
     assert totals["answered"] + totals["unparsable"] == 4 * (1 + m) - (1 + 2 * m)
     assert calls["worker"]["calls"] <= 4 * (1 + m) - (1 + 2 * m)  # identical worker prompts are one call
     assert not summary["missing"]  # every cell still has paired questions from the other items
-    report = (Path(out) / "report.html").read_text()
+    report = cell_text((Path(out) / "report.html").read_text())
     assert "What is missing" in report and "1 no_options" in report and f"<td>timeout</td><td>{1 + m}</td>" in report
     assert f"<td>empty_router</td><td>{m}</td>" in report
     assert (Path(out) / "_SUCCESS").exists()

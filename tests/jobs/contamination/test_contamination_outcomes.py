@@ -13,6 +13,7 @@ from audit.stats.bootstrap import BootstrapConfig
 from jobs.common.config import RunOptions
 from jobs.contamination.config import ContaminationConfig
 from jobs.contamination.run import run
+from tests.builders import cell_text
 from tests.fixtures.contamination import reference_study as ref
 
 REPLICATES = 1_000
@@ -21,7 +22,7 @@ REPLICATES = 1_000
 def load(run_dir: str) -> tuple[dict, dict, str]:
     d = Path(run_dir)
     return (json.loads((d / "summary.json").read_text()), json.loads((d / "manifest.json").read_text()),
-            (d / "report.html").read_text())
+            cell_text((d / "report.html").read_text()))
 
 
 @pytest.mark.parametrize("suffix", ["parquet", "csv"])
