@@ -502,7 +502,7 @@ table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.9rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;vertical-align:top}
 th{background:#f2f2f2} .num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums} .txt{text-align:left}
 th.num{white-space:normal} .wide{overflow-x:auto;max-width:100%}
-td.txt{max-width:32rem;overflow-wrap:break-word}
+td.txt{max-width:32rem;overflow-wrap:break-word} .long{overflow-wrap:anywhere}
 section{border-top:2px solid #4a78a8;margin-top:2rem;padding-top:.5rem}
 .note{color:#555;font-size:.9rem} .warn{color:#8a4b00;background:#fff4e0;border-left:4px solid #e08a3c;padding:.3rem .6rem}
 .flex{display:flex;flex-wrap:wrap;gap:2rem;align-items:flex-start} svg{max-width:100%;height:auto}

@@ -28,14 +28,14 @@ def _inputs(run) -> str:
     """The run's inputs as its headline names them (benchmarks, corpora, models), else the manifest's keys."""
     names = list(dict.fromkeys(h["input"] for h in run.headline)) or (list(run.inputs) if isinstance(run.inputs, dict) else [])
     shown = ", ".join(names[:4]) + (f" (+{len(names) - 4})" if len(names) > 4 else "")
-    return esc(shown or "–")
+    return f'<span class="long">{esc(shown)}</span>' if shown else "–"
 
 
 def _headline_cell(rows: list[dict]) -> str:
     parts = [f"{esc(r['input'])} · {esc(r['metric'])} = {fmt(r['value'])}"
              + (f" {interval(r['ci_low'], r['ci_high'])}" if r.get("ci_low") is not None else "") for r in rows[:HEADLINE_SHOWN]]
     more = f"<br>… {len(rows) - HEADLINE_SHOWN} more in summary.json" if len(rows) > HEADLINE_SHOWN else ""
-    return "<br>".join(parts) + more if parts else "–"
+    return f'<span class="long">{"<br>".join(parts)}{more}</span>' if parts else "–"
 
 
 def _relative(root: str, path: str) -> str:
