@@ -43,6 +43,7 @@ from audit.geo.lexicon import (
     _tier,
     source_versions,
     with_extra_columns,
+    with_normalized_forms,
 )
 from audit.geo.normalize import fold_diacritics
 
@@ -60,13 +61,7 @@ def _with_norms(df: pd.DataFrame) -> pd.DataFrame:
             hit = df["alias"].str.startswith(a)
             variants.append(df[hit].assign(alias=b + df.loc[hit, "alias"].str.slice(len(a)),
                                            source=df.loc[hit, "source"] + "+abbreviation"))
-    df = pd.concat([df, *variants], ignore_index=True).drop_duplicates().reset_index(drop=True)
-    df["alias_norm"] = _norm(df["alias"].tolist())
-    folded = df.copy()
-    folded["alias_norm"] = [fold_diacritics(a) for a in folded["alias_norm"]]
-    folded = folded[folded["alias_norm"] != df["alias_norm"]]
-    folded["source"] = folded["source"] + "+folded"
-    return pd.concat([df, folded], ignore_index=True)
+    return with_normalized_forms(pd.concat([df, *variants], ignore_index=True).drop_duplicates().reset_index(drop=True))
 
 
 def _place_candidates(config: LexiconConfig, base_cities: pd.DataFrame) -> pd.DataFrame:

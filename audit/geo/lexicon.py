@@ -139,8 +139,13 @@ def _candidates(config: LexiconConfig) -> pd.DataFrame:
     ]
     if config.profile != "paper":
         rows += [*sources.subdivisions(), *sources.cased_aliases()]
-    df = pd.DataFrame(rows, columns=["alias", "country_alpha2", "match_type", "source"]).drop_duplicates()
-    df["alias_norm"] = _norm(df["alias"].tolist())
+    return with_normalized_forms(pd.DataFrame(rows, columns=["alias", "country_alpha2", "match_type", "source"]).drop_duplicates())
+
+
+def with_normalized_forms(df: pd.DataFrame) -> pd.DataFrame:
+    """Each candidate's ``alias_norm``, plus a ``+folded`` row where folding diacritics changes it
+    ("São Paulo" is also written "Sao Paulo"; captions are not folded, so the alias carries both)."""
+    df = df.assign(alias_norm=_norm(df["alias"].tolist()))
     folded = df.copy()
     folded["alias_norm"] = [fold_diacritics(a) for a in folded["alias_norm"]]
     folded = folded[folded["alias_norm"] != df["alias_norm"]]

@@ -32,6 +32,21 @@ class Prompt:
     answer_prefix: str = ""
 
 
+def template_fields(text: str, fields: tuple[str, ...], source: str, what: str) -> dict[str, Any]:
+    """A prompt file's JSON object with exactly ``fields``; a bad file is named with what is wrong."""
+    try:
+        data: dict[str, Any] = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source}: not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: a {what} file holds one JSON object")
+    missing = [f for f in fields if f not in data]
+    unknown = sorted(set(data) - set(fields))
+    if missing or unknown:
+        raise ValueError(f"{source}: {what} fields missing {missing}, unknown {unknown}")
+    return data
+
+
 @dataclass(frozen=True)
 class McqaTemplate:
     """Format strings of one prompt template. ``user`` sees ``{passage}{instructions}{question}
@@ -50,15 +65,7 @@ class McqaTemplate:
     @classmethod
     def from_json(cls, text: str, source: str = "template") -> McqaTemplate:
         """Parse a template file's text; missing or unknown fields name the source."""
-        try:
-            data: dict[str, Any] = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{source}: not valid JSON ({exc})") from exc
-        missing = [f for f in _FIELDS if f not in data]
-        unknown = sorted(set(data) - set(_FIELDS))
-        if missing or unknown:
-            raise ValueError(f"{source}: template fields missing {missing}, unknown {unknown}")
-        template = cls(**data)
+        template = cls(**template_fields(text, _FIELDS, source, "template"))
         for field, needed in (("user", "{question}"), ("user", "{options}"), ("option", "{text}"), ("option", "{label}")):
             if needed not in getattr(template, field):
                 raise ValueError(f"{source}: template field {field!r} must contain {needed}")

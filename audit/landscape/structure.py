@@ -16,10 +16,9 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from importlib import resources
-from typing import Any
 
 from audit.landscape.items import McqaItem
-from audit.landscape.prompts import Prompt
+from audit.landscape.prompts import Prompt, template_fields
 
 STRUCTURE_LABELS = ("ok", "bad_question_clarity", "bad_options_clarity")
 DEFAULT_STRUCTURE_PROMPT = "structure_v1"
@@ -43,15 +42,7 @@ class StructurePrompt:
 
     @classmethod
     def from_json(cls, text: str, source: str = "structure prompt") -> StructurePrompt:
-        try:
-            data: dict[str, Any] = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{source}: not valid JSON ({exc})") from exc
-        missing = [f for f in _FIELDS if f not in data]
-        unknown = sorted(set(data) - set(_FIELDS))
-        if missing or unknown:
-            raise ValueError(f"{source}: structure prompt fields missing {missing}, unknown {unknown}")
-        prompt = cls(**data)
+        prompt = cls(**template_fields(text, _FIELDS, source, "structure prompt"))
         for needed in ("{question}", "{options}"):
             if needed not in prompt.user:
                 raise ValueError(f"{source}: field 'user' must contain {needed}")

@@ -1,7 +1,6 @@
 """lm-eval --log_samples output, written here in lm-eval's own format, read into landscape points."""
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 
@@ -11,31 +10,9 @@ import pytest
 from audit.landscape.mpd import mpd_exact
 from audit.landscape.summary import result_rows
 from connectors.lm_eval import PROBABILITY_KIND, LmEvalError, find_lm_eval_runs, read_lm_eval_results, read_lm_eval_samples
+from tests.builders import CONTEXT, lm_eval_sample
 
 DATE = "2026-05-13T10-21-33.123456"
-CONTEXT = "Question: Which gas do plants absorb?\nAnswer:"
-
-
-def _h(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _sample(doc_id, lls, target, options=None, greedy=None):
-    """One line as EvaluationTracker.save_results_samples writes it (values through sanitize_list)."""
-    options = options or [f" option {i}" for i in range(len(lls))]
-    greedy = greedy or [i == int(np.argmax(lls)) for i in range(len(lls))]
-    doc = {"question": "Which gas do plants absorb?", "choices": {"text": [o.strip() for o in options]}, "answerKey": target}
-    return {
-        "doc_id": doc_id, "doc": doc, "target": str(target),
-        "arguments": {f"gen_args_{i}": {"arg_0": CONTEXT, "arg_1": o} for i, o in enumerate(options)},
-        "resps": [[[str(ll), str(g)]] for ll, g in zip(lls, greedy)],
-        "filtered_resps": [[str(ll), str(g)] for ll, g in zip(lls, greedy)],
-        "filter": "none", "metrics": ["acc", "acc_norm"],
-        "doc_hash": _h(json.dumps(doc)), "prompt_hash": _h(CONTEXT), "target_hash": _h(str(target)),
-        "acc": 1.0, "acc_norm": 1.0,
-    }
-
-
 def _write(path, records):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
@@ -47,12 +24,12 @@ def _write(path, records):
 def run_dir(tmp_path):
     model_dir = tmp_path / "out" / "EleutherAI__pythia-14m"
     records = [
-        _sample(0, [math.log(0.05), math.log(0.025), math.log(0.0125), math.log(0.0125)], 0),  # p = .5 .25 .125 .125
-        _sample(1, [-3.0, -3.0, -3.0, -3.0], 2),  # uniform
-        _sample(2, [math.log(0.08), math.log(0.02)], " option 1", options=[" option 0", " option 1"]),  # target as text
-        _sample(3, [-1.0, -2.0, -3.0, -4.0], 7),  # gold index out of range
+        lm_eval_sample(0, [math.log(0.05), math.log(0.025), math.log(0.0125), math.log(0.0125)], 0),  # p = .5 .25 .125 .125
+        lm_eval_sample(1, [-3.0, -3.0, -3.0, -3.0], 2),  # uniform
+        lm_eval_sample(2, [math.log(0.08), math.log(0.02)], " option 1", options=[" option 0", " option 1"]),  # target as text
+        lm_eval_sample(3, [-1.0, -2.0, -3.0, -4.0], 7),  # gold index out of range
         "{not json",
-        _sample(5, [-1.0, float("nan"), -2.0, -3.0], 1),
+        lm_eval_sample(5, [-1.0, float("nan"), -2.0, -3.0], 1),
     ]
     _write(model_dir / f"samples_arc_easy_{DATE}.jsonl", records)
     results = {"results": {"arc_easy": {"alias": "arc_easy", "acc,none": 0.6, "acc_stderr,none": 0.2}},
@@ -93,10 +70,10 @@ def test_runs_are_found_with_their_model_and_metrics(run_dir):
 
 
 def test_older_list_layout_numeric_values_and_mutual_info_requests(tmp_path):
-    old = _sample(0, [-1.0, -2.0], 0)
+    old = lm_eval_sample(0, [-1.0, -2.0], 0)
     old["arguments"] = [[CONTEXT, " option 0"], [CONTEXT, " option 1"]]
     old["filtered_resps"] = [[-1.0, True], [-2.0, False]]
-    mi = _sample(1, [-1.0, -2.0], 1)
+    mi = lm_eval_sample(1, [-1.0, -2.0], 1)
     mi["arguments"].update({"gen_args_2": {"arg_0": "", "arg_1": " option 0"}, "gen_args_3": {"arg_0": "", "arg_1": " option 1"}})
     mi["filtered_resps"] += [["-5.0", "False"], ["-6.0", "False"]]
     path = _write(tmp_path / f"samples_copa_{DATE}.jsonl", [old, mi])
