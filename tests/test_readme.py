@@ -1,0 +1,52 @@
+"""Every ``benchaudit`` command the README shows parses with the real command line and validates
+into its job's config: an option renamed or removed fails here before a user meets it."""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from jobs.cli import commands, version
+from jobs.common.config import RunOptions
+from jobs.common.flags import build_parser, make_config, parse
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_commands() -> list[str]:
+    """The shell lines of the README's ``bash`` blocks that run ``benchaudit``, continuations joined."""
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
+    return [line.strip() for line in lines if line.strip().startswith("benchaudit ")]
+
+
+def argv_of(line: str) -> list[str]:
+    """The arguments after ``benchaudit``; as in the shell, ``#`` starts a comment only after a space
+    (``http://host/v1#model`` is one word)."""
+    return shlex.split(re.sub(r"\s#.*$", "", line))[1:]
+
+
+COMMANDS = readme_commands()
+
+
+def test_the_readme_shows_every_job():
+    shown = {argv_of(c)[0] for c in COMMANDS}
+    assert {c.name for c in commands()} - {"report"} <= shown
+
+
+@pytest.mark.parametrize("line", COMMANDS)
+def test_readme_command_parses_and_validates(line, capsys):
+    argv = argv_of(line)
+    if "--help" in argv:
+        with pytest.raises(SystemExit) as exit_:
+            parse(build_parser(commands(), version()), argv)
+        assert exit_.value.code == 0
+        return
+    bound = parse(build_parser(commands(), version()), argv)
+    assert bound is not None and bound.command.run is not None, line
+    make_config(RunOptions, bound.given)
+    if bound.command.config is not None:
+        make_config(bound.command.config, bound.given)
+    assert "deprecated" not in capsys.readouterr().err, f"the README uses an old spelling: {line}"
