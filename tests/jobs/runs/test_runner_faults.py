@@ -26,6 +26,13 @@ pytestmark = pytest.mark.ray
 ROOT = Path(__file__).resolve().parents[3]
 
 
+def record(calls: str, shard_id: str) -> None:
+    """One file per call, holding the worker's PID; renamed into place so a reader never sees it half written."""
+    name = f"{shard_id}.{os.getpid()}.{uuid.uuid4().hex[:6]}"
+    Path(calls, f".{name}").write_text(str(os.getpid()))
+    os.rename(Path(calls, f".{name}"), Path(calls, name))
+
+
 class SlowTask(ShardTask):
     """Sums a range per shard, after recording the call (shard, worker PID) and pausing."""
 
@@ -33,7 +40,7 @@ class SlowTask(ShardTask):
         self.calls, self.pause = calls, pause
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
-        Path(self.calls, f"{shard.shard_id}.{os.getpid()}.{uuid.uuid4().hex[:6]}").write_text(str(os.getpid()))
+        record(self.calls, shard.shard_id)
         time.sleep(self.pause)
         n = shard.payload["n"]
         return ShardResult(rows_in=n, partial={"sum": n * (n - 1) // 2, "n": n})
@@ -50,6 +57,8 @@ def shards(k: int) -> list[Shard]:
 def calls_of(calls: Path) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for p in calls.iterdir():
+        if p.name.startswith("."):
+            continue  # a call still being recorded
         out.setdefault(p.name.split(".")[0], []).append(int(p.read_text()))
     return out
 
@@ -110,7 +119,9 @@ DRIVER = textwrap.dedent("""
         def __init__(self, calls):
             self.calls = calls
         def process(self, shard, out):
-            Path(self.calls, f"{shard.shard_id}.{os.getpid()}.{uuid.uuid4().hex[:6]}").write_text(str(os.getpid()))
+            name = f"{shard.shard_id}.{os.getpid()}.{uuid.uuid4().hex[:6]}"
+            Path(self.calls, "." + name).write_text(str(os.getpid()))
+            os.rename(Path(self.calls, "." + name), Path(self.calls, name))
             time.sleep(0.3)
             n = shard.payload["n"]
             return ShardResult(rows_in=n, partial={"sum": n * (n - 1) // 2, "n": n})
