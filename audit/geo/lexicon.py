@@ -12,6 +12,7 @@ import hashlib
 import io
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import metadata
 from typing import Literal
 
@@ -106,8 +107,9 @@ class Lexicon:
     profile: str
     version: str
 
-    @property
+    @cached_property
     def sha256(self) -> str:
+        """The content hash (seconds for the gazetteer's 176k rows): computed once per lexicon."""
         return content_hash(self.entries)
 
 
