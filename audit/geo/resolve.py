@@ -50,6 +50,8 @@ UNRESOLVED = OUTCOMES.index("unresolved")
 MATCH_TYPES = tuple(MATCH_WEIGHTS)
 ALL_MATCH_TYPES = (*MATCH_TYPES, *GAZETTEER_MATCH_TYPES, "address")
 _T = {t: i for i, t in enumerate(ALL_MATCH_TYPES)}
+_PLACE_WEIGHT = tuple(PLACE_WEIGHTS.get(t, 0) for t in ALL_MATCH_TYPES)  # by type index (demonyms are counted apart)
+_STREET_TYPES = frozenset(t.encode() for t in STREET_TYPES)  # compared with normalized bytes, no decoding
 MATCH_STRUCT = pa.struct([("alias", pa.string()), ("country", pa.string()), ("match_type", pa.string())])
 POLICIES = ("weighted", "evidence")
 _CASE = {"any": 0, "initial": 1, "upper": 2}
@@ -71,7 +73,7 @@ class Resolution:
     below_min_evidence: int = 0  # records resolved but turned unresolved by min_evidence
 
 
-@dataclass
+@dataclass(slots=True)
 class _Hit:
     """One matched alias of one record: its span and the entries still in play."""
 
@@ -270,7 +272,7 @@ class CountryResolver:
             entries = self._entries[pid]
             if self._check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
-            if entries and _next_token(lower, end) not in STREET_TYPES:
+            if entries and _next_token(lower, end) not in _STREET_TYPES:
                 hits.append(_Hit(entries[0][0], start, end, entries))
         if len(hits) == 1 and not addresses:
             alone = [e for e in hits[0].entries if not (e[3] or e[4])]
@@ -296,13 +298,13 @@ class CountryResolver:
         place: dict[int, int] = defaultdict(int)
         demonym: dict[int, int] = defaultdict(int)
         support: dict[int, list[tuple[int, _Hit]]] = defaultdict(list)
+        demonym_type = _T["demonym"]
         for h in hits:
             for e in h.entries:
-                name = ALL_MATCH_TYPES[e[2]]
-                if name == "demonym":
+                if e[2] == demonym_type:
                     demonym[e[1]] += 1
                 else:
-                    place[e[1]] += PLACE_WEIGHTS[name]
+                    place[e[1]] += _PLACE_WEIGHT[e[2]]
                 support[e[1]].append((e[2], h))
         board = place if place else demonym
         ranked = sorted(board.items(), key=lambda kv: -kv[1])
@@ -439,10 +441,12 @@ def _tokens_before(lower, rec_start: int, start: int) -> list[bytes]:
     return [t.decode("utf-8", "replace") for t in bytes(lower[lo:start]).split()[-_LOCATIVE_TOKENS:]]
 
 
-def _next_token(lower, end: int) -> str:
-    """The token right after a match (a match ends on a separator's first space)."""
+def _next_token(lower, end: int) -> bytes:
+    """The token right after a match, as normalized bytes (a match ends on a separator's first space)."""
+    if lower[end:end + 1] != b" ":
+        return b""
     toks = bytes(lower[end:end + 24]).split(maxsplit=1)
-    return toks[0].decode("utf-8", "replace") if toks and lower[end:end + 1] == b" " else ""
+    return toks[0] if toks else b""
 
 
 def _pair(hits: list[_Hit]) -> None:
