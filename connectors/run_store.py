@@ -19,7 +19,6 @@ not make its old runs look stale.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import logging
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fsspec.core import url_to_fs
+
+from connectors.code_graph import module_files, module_imports
 
 Status = Literal["complete", "incomplete", "failed"]
 STATUSES = ("complete", "incomplete", "failed")
@@ -150,43 +151,8 @@ def get_run(root: str, run_id: str, job: str | None = None) -> RunEntry:
 
 
 # -- code version ---------------------------------------------------------------------------------
-_PROJECT_PACKAGES = ("audit", "connectors", "jobs")
-
-
 def _project_root() -> Path:
     return Path(__file__).resolve().parents[1]
-
-
-def _module_files(root: Path) -> dict[str, Path]:
-    out = {}
-    for pkg in _PROJECT_PACKAGES:
-        for p in (root / pkg).rglob("*.py"):
-            parts = list(p.relative_to(root).with_suffix("").parts)
-            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
-    return out
-
-
-def _imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """Project modules ``path`` imports, at module level or inside functions (lazy imports count)."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                head = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(head + ([base] if base else []))
-            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
-        else:
-            continue
-        for n in names:
-            while n and n not in known:  # 'jobs.common.config.X' -> the module that defines it
-                n = n.rpartition(".")[0]
-            if n:
-                found.add(n)
-    return found
 
 
 def _data_files(directory: Path) -> list[Path]:
@@ -207,7 +173,7 @@ def code_version(package: str) -> str:
     templates), read as bytes: content, never file times.
     """
     root = _project_root()
-    files = _module_files(root)
+    files = module_files(root)
     known = set(files)
     todo = [m for m in known if m == package or m.startswith(package + ".")]
     if not todo:
@@ -218,7 +184,7 @@ def code_version(package: str) -> str:
         if m in seen:
             continue
         seen.add(m)
-        todo += [i for i in _imports(m, files[m], known) if i not in seen]
+        todo += [i for i in module_imports(m, files[m], known) if i not in seen]
     paths = {files[m] for m in seen}
     for directory in {p.parent for p in list(paths)}:
         paths.update(_data_files(directory))
