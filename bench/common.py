@@ -64,3 +64,19 @@ class PeakRSS:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def random_llama(config, device: str, dtype):
+    """A ``LlamaForCausalLM`` with seeded random weights built directly on ``device`` in ``dtype``
+    (no download, no float32 copy of an 8B model on the host first)."""
+    import torch
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(0)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device(device):
+            return LlamaForCausalLM(config).eval()
+    finally:
+        torch.set_default_dtype(default)

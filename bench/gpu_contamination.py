@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 
 from audit.contamination.plan import Decoding, ModelRoles, PlanConfig
 from audit.contamination.prompts import PromptSet
+from bench.common import random_llama
 from connectors.models.batches import generate_prompt_batch
 from jobs.common.manifest import StageTimer
 from jobs.contamination.calls import call_rows
@@ -76,19 +77,13 @@ def build_backend(args, tokenizer, config):
             return VLLMBackend(ModelSpec("vllm", folder), {"load_format": "dummy", "dtype": "bfloat16",
                                                            "max_model_len": config.max_position_embeddings,
                                                            "gpu_memory_utilization": 0.85, "chat_template": "never"}), "vllm"
-    from transformers import LlamaForCausalLM
 
     from connectors.models.hf import HFBackend
     from connectors.models.spec import ModelSpec
 
     device = "cpu" if args.tiny else "cuda:0"
     dtype = torch.float32 if args.tiny else torch.bfloat16
-    torch.manual_seed(0)
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    with torch.device(device):
-        model = LlamaForCausalLM(config).eval()
-    torch.set_default_dtype(default)
+    model = random_llama(config, device, dtype)
     settings = {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": args.batch_size,
                 "max_batch_tokens": args.batch_size * config.max_position_embeddings, "chat_template": "never"}
     return HFBackend(ModelSpec("hf", "random-llama"), settings, model=model, tokenizer=tokenizer), "hf"

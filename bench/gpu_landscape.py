@@ -24,6 +24,7 @@ import numpy as np
 
 from audit.landscape.items import McqaItem
 from audit.landscape.prompts import load_template
+from bench.common import random_llama
 from connectors.models.hf import HFBackend
 from connectors.models.spec import ModelSpec
 from tests.servers.tiny_lm import WORDS, build_tokenizer
@@ -80,7 +81,7 @@ def main() -> None:
     ap.add_argument("--peak-tflops", type=float, default=989.0)
     args = ap.parse_args()
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig
 
     device = "cpu" if args.tiny else "cuda:0"
     if not args.tiny and not torch.cuda.is_available():
@@ -91,12 +92,7 @@ def main() -> None:
     tokenizer = build_tokenizer()
     config = LlamaConfig(**shape, eos_token_id=0, pad_token_id=0, bos_token_id=0, tie_word_embeddings=False)
     t = time.perf_counter()
-    torch.manual_seed(0)
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    with torch.device(device):
-        model = LlamaForCausalLM(config).eval()
-    torch.set_default_dtype(default)
+    model = random_llama(config, device, dtype)
     params = sum(p.numel() for p in model.parameters())
     print(f"{'tiny' if args.tiny else '8B-class'} random Llama: {params / 1e9:.2f} B params, {dtype}, {device}; "
           f"built in {time.perf_counter() - t:.1f} s")

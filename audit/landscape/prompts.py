@@ -47,6 +47,16 @@ def template_fields(text: str, fields: tuple[str, ...], source: str, what: str) 
     return data
 
 
+def options_text(option: str, separator: str, item: McqaItem) -> str:
+    """The item's options, each rendered with the ``option`` pattern (``{label}``, ``{text}``)."""
+    return separator.join(option.format(label=label, text=text) for label, text in zip(item.labels, item.options))
+
+
+def prompt_file_sha256(prompt: Any) -> str:
+    """Hash of a prompt dataclass as canonical JSON: recorded in the manifest and part of every cache key."""
+    return hashlib.sha256(json.dumps(asdict(prompt), sort_keys=True).encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True)
 class McqaTemplate:
     """Format strings of one prompt template. ``user`` sees ``{passage}{instructions}{question}
@@ -74,12 +84,10 @@ class McqaTemplate:
     @property
     def sha256(self) -> str:
         """Hash of the canonical JSON: recorded in the manifest and part of every cache key."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode("utf-8")).hexdigest()
+        return prompt_file_sha256(self)
 
     def build(self, item: McqaItem) -> Prompt:
-        options = self.option_separator.join(
-            self.option.format(label=label, text=text) for label, text in zip(item.labels, item.options)
-        )
+        options = options_text(self.option, self.option_separator, item)
         user = self.user.format(
             passage=self.passage.format(passage=item.passage) if item.passage else "",
             instructions=self.instructions.format(instructions=item.instructions) if item.instructions else "",

@@ -11,14 +11,12 @@ adds a structural finding when it says so unambiguously (the status says which c
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import resources
 
 from audit.landscape.items import McqaItem
-from audit.landscape.prompts import Prompt, template_fields
+from audit.landscape.prompts import Prompt, options_text, prompt_file_sha256, template_fields
 
 STRUCTURE_LABELS = ("ok", "bad_question_clarity", "bad_options_clarity")
 DEFAULT_STRUCTURE_PROMPT = "structure_v1"
@@ -52,11 +50,10 @@ class StructurePrompt:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode("utf-8")).hexdigest()
+        return prompt_file_sha256(self)
 
     def build(self, item: McqaItem) -> Prompt:
-        options = self.option_separator.join(self.option.format(label=label, text=text)
-                                             for label, text in zip(item.labels, item.options))
+        options = options_text(self.option, self.option_separator, item)
         user = self.user.format(passage=self.passage.format(passage=item.passage) if item.passage else "",
                                 question=item.question, options=options)
         return Prompt(user=user, system=self.system or None, answer_prefix=self.answer_prefix)
