@@ -105,6 +105,8 @@ _UNSPACED_PREFIXES = ("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MY
 
 def is_unspaced_script(text: str) -> bool:
     """True when any letter of ``text`` belongs to a script written without word spaces."""
+    if text.isascii():
+        return False
     for ch in text:
         if ch.isalpha():
             name = unicodedata.name(ch, "")

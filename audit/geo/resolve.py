@@ -43,7 +43,8 @@ from audit.geo.evidence import (
 )
 from audit.geo.lexicon import GAZETTEER_MATCH_TYPES, MATCH_WEIGHTS
 from audit.geo.mojibake import repair_mojibake
-from audit.geo.normalize import SEP, normalize_array, normalize_cased_array, search_pattern
+from audit.geo.normalize import normalize_array, normalize_cased_array
+from audit.geo.patterns import compile_patterns
 
 OUTCOMES = ("single_country", "weighted_majority", "ambiguous", "unresolved")
 UNRESOLVED = OUTCOMES.index("unresolved")
@@ -51,7 +52,10 @@ MATCH_TYPES = tuple(MATCH_WEIGHTS)
 ALL_MATCH_TYPES = (*MATCH_TYPES, *GAZETTEER_MATCH_TYPES, "address")
 _T = {t: i for i, t in enumerate(ALL_MATCH_TYPES)}
 _PLACE_WEIGHT = tuple(PLACE_WEIGHTS.get(t, 0) for t in ALL_MATCH_TYPES)  # by type index (demonyms are counted apart)
-_STREET_TYPES = frozenset(t.encode() for t in STREET_TYPES)  # compared with normalized bytes, no decoding
+# The token after every hit is compared with the street types at once, as fixed-width byte keys.
+_STREET_WIDTH = max(map(len, STREET_TYPES)) + 1  # a street type and the space after it
+_STREET_KEYS = np.array(sorted(t.encode() for t in STREET_TYPES), dtype=f"S{_STREET_WIDTH}")
+_DFA_MAX_PATTERNS = 20_000
 MATCH_STRUCT = pa.struct([("alias", pa.string()), ("country", pa.string()), ("match_type", pa.string())])
 POLICIES = ("weighted", "evidence")
 _CASE = {"any": 0, "initial": 1, "upper": 2}
@@ -94,48 +98,31 @@ class CountryResolver:
 
     def __init__(self, entries: pa.Table, *, min_evidence: str | None = None, policy: str | None = None,
                  repair_mojibake: bool = True, addresses: bool | None = None):
-        cols = _columns(entries)
-        types = set(cols["match_type"])
+        types = set(entries.column("match_type").unique().to_pylist())
         self.policy = policy or ("evidence" if types & set(GAZETTEER_MATCH_TYPES) else "weighted")
         if self.policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
         self.min_evidence = check_min_evidence(min_evidence)
         self.repair = repair_mojibake
         self.addresses = self.policy == "evidence" if addresses is None else addresses
-        self.countries: list[str] = sorted({c for c in cols["country_alpha2"] if c})
+        compiled = compile_patterns(entries, ALL_MATCH_TYPES)
+        self.countries: list[str] = compiled.countries
         self.match_types = [t for t in ALL_MATCH_TYPES if t in MATCH_TYPES or t in types or (t == "address" and self.addresses)]
-        code_index = self._code_of = {c: i for i, c in enumerate(self.countries)}
-        by_norm: dict[str, list[tuple]] = defaultdict(list)
-        written: dict[str, set[str]] = defaultdict(set)
-        for alias, norm, code, mtype, pair_only, ctx, case, admin1, pop in zip(*cols.values()):
-            entry = (norm, code_index.get(code, -1), _T[mtype], bool(pair_only), bool(ctx), _CASE[case],
-                     frozenset(admin1.split(";")) if admin1 else frozenset(), int(pop or 0))
-            by_norm[norm].append(entry)
-            written[norm].add(alias)
-        lower_patterns: dict[str, list[tuple]] = {}
-        cased_patterns: dict[str, list[tuple]] = defaultdict(list)
-        capitalised_only: list[str] = []
-        for norm, ents in by_norm.items():
-            if any(e[5] == 0 for e in ents):
-                lower_patterns.setdefault(search_pattern(norm), []).extend(ents)
-            else:
-                capitalised_only.append(norm)
-        for norm, form, upper in _cased_forms(capitalised_only, written):
-            cased_patterns[form].extend(e for e in by_norm[norm] if upper or e[5] == 1)
-        cased_patterns = {p: v for p, v in cased_patterns.items() if v}  # "Tx" is no form of the code TX
-        self._entries = list(lower_patterns.values()) + [list(dict.fromkeys(v)) for v in cased_patterns.values()]
-        self._n_lower = len(lower_patterns)
+        self._code_of = {c: i for i, c in enumerate(self.countries)}
+        self._entries = compiled.entries
+        self._n_lower = len(compiled.lower)
         kind = ahocorasick_rs.MatchKind.LeftmostLongest
-        self._lower = ahocorasick_rs.BytesAhoCorasick([p.encode() for p in lower_patterns], matchkind=kind)
-        self._cased = (ahocorasick_rs.BytesAhoCorasick([p.encode() for p in cased_patterns], matchkind=kind)
-                       if cased_patterns else None)
-        self._needs_case = self._cased is not None or any(e[5] for ents in lower_patterns.values() for e in ents)
+        # The any-case patterns are few (the gazetteer's ~12,000): as a DFA (~60 MiB) they scan ~1.6× faster
+        # than as the default NFA (bench/bench_resolver.py); the ~270,000 cased ones would not fit one.
+        impl = {"implementation": ahocorasick_rs.Implementation.DFA} if len(compiled.lower) <= _DFA_MAX_PATTERNS else {}
+        self._lower = ahocorasick_rs.BytesAhoCorasick(compiled.lower, matchkind=kind, **impl)
+        self._cased = ahocorasick_rs.BytesAhoCorasick(compiled.cased, matchkind=kind) if compiled.cased else None
+        self._needs_case = self._cased is not None or bool(compiled.case_checked.any())
         # A pattern whose every entry is context-only or pair-only decides nothing alone: its hits
         # are dropped, vectorised, from records with no other name, no neighbour and no address.
-        self._anchors = np.array([any(not (e[3] or e[4]) for e in ents) for ents in self._entries], dtype=bool)
-        self._blocked = [any(e[2] == _T["collocation"] for e in ents) for ents in self._entries]
-        # lower-case patterns holding an entry with a case rule need the check; cased ones passed it
-        self._check_case = [i < self._n_lower and any(e[5] for e in ents) for i, ents in enumerate(self._entries)]
+        self._anchors = compiled.anchor
+        self._blocked = compiled.blocked.tolist()  # a blocker: "french fries" says nothing about France
+        self._check_case = compiled.case_checked.tolist()  # cased patterns passed their case rule already
         self._country_dict = pa.array(self.countries, pa.string())
 
     def at_min_evidence(self, tier: str | None) -> CountryResolver:
@@ -190,29 +177,39 @@ class CountryResolver:
         outcome = np.full(n, UNRESOLVED, dtype=np.int8)
         score = np.zeros(n, dtype=np.int16)
         tier = np.full(n, -1, dtype=np.int8)
-        type_counts = dict.fromkeys(self.match_types, 0)
-        per_record: dict[int, list[tuple[str, int, int]]] = {}
-        rec_start = (offsets - base).tolist()
-        grouped: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
         if len(hits):
             hits = hits[np.lexsort((-hits[:, 2], hits[:, 1]))]
             recs = np.searchsorted(offsets - base, hits[:, 1], side="right") - 1
             if self.policy == "evidence":
                 hits, recs = self._drop_lone_context(hits, recs, n, addresses)
-            for (pid, start, end), rec in zip(hits.tolist(), recs.tolist()):
-                grouped[rec].append((start, end, pid))
-        for rec in addresses:
-            grouped.setdefault(rec, [])
+        else:
+            recs = np.zeros(0, dtype=np.int64)
+        # each record's (start, end, pattern, street follows) spans: slices of one list
+        street = _street_follows(lower_view, hits[:, 2]) if self.policy == "evidence" else np.zeros(len(hits), bool)
+        spans = list(zip(hits[:, 1].tolist(), hits[:, 2].tolist(), hits[:, 0].tolist(), street.tolist()))
+        cuts = np.flatnonzero(np.diff(recs)) + 1
+        firsts = np.concatenate([[0], cuts]) if len(recs) else cuts
+        groups = list(zip(recs[firsts].tolist(), firsts.tolist(), [*cuts.tolist(), len(recs)]))
+        groups += [(rec, 0, 0) for rec in addresses.keys() - set(recs[firsts].tolist())]
         decide = self._weighted if self.policy == "weighted" else self._evidence
-        for rec, spans in grouped.items():
-            view = cased_view if aligned is not None and aligned[rec] else None
-            kept, decision = decide(spans, lower_view, view, rec_start[rec], addresses.get(rec, ()))
-            if not kept:
-                continue
-            per_record[rec] = kept
-            for _, _, mtype in kept:
-                type_counts[ALL_MATCH_TYPES[mtype]] += 1
-            country_idx[rec], outcome[rec], score[rec], tier[rec] = decision
+        rec_start = (offsets - base).tolist()
+        aligned_rec = aligned.tolist() if aligned is not None else [False] * n
+        per_record: dict[int, list[tuple[str, int, int]]] = {}
+        decided: list[int] = []
+        decisions: list[tuple[int, int, int, int]] = []
+        matched_types: list[int] = []
+        for rec, first, last in groups:
+            kept, decision = decide(spans[first:last], lower_view, cased_view if aligned_rec[rec] else None,
+                                    rec_start[rec], addresses.get(rec, ()))
+            if kept:
+                per_record[rec] = kept
+                matched_types += [m[2] for m in kept]
+                decided.append(rec)
+                decisions.append(decision)
+        if decided:
+            country_idx[decided], outcome[decided], score[decided], tier[decided] = np.array(decisions, dtype=np.int32).T
+        by_type = np.bincount(np.array(matched_types, dtype=np.int64), minlength=len(ALL_MATCH_TYPES))
+        type_counts = {t: int(by_type[_T[t]]) for t in self.match_types}
 
         tier_counts = {t: int(c) for t, c in zip(TIERS, np.bincount(tier[tier >= 0], minlength=len(TIERS)))}
         below = 0
@@ -244,7 +241,7 @@ class CountryResolver:
         out: list[tuple[str, int, int, int]] = []
         prev_end, prev_cities = -1, set()
         region, city = _T["region"], _T["city"]
-        for start, end, pid in _leftmost_longest(spans):
+        for start, end, pid, _ in _leftmost_longest(spans):
             entries = [e for e in self._entries[pid] if _case_ok(e[5], lower, cased, start, end)]
             follows_city = start == prev_end and bool(prev_cities)
             regions = [e for e in entries if e[2] == region]
@@ -266,13 +263,13 @@ class CountryResolver:
     # ---- the evidence rule (gazetteer) ----------------------------------------------------------
     def _evidence(self, spans, lower, cased, rec_start, addresses):
         hits: list[_Hit] = []
-        for start, end, pid in _leftmost_longest(spans):
-            if self._blocked[pid]:
-                continue  # a blocker: "french fries" says nothing about France
+        for start, end, pid, street in _leftmost_longest(spans):
+            if self._blocked[pid] or street:
+                continue  # a blocker ("french fries" says nothing about France), or a street ("Dublin Road")
             entries = self._entries[pid]
             if self._check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
-            if entries and _next_token(lower, end) not in _STREET_TYPES:
+            if entries:
                 hits.append(_Hit(entries[0][0], start, end, entries))
         if len(hits) == 1 and not addresses:
             alone = [e for e in hits[0].entries if not (e[3] or e[4])]
@@ -355,38 +352,6 @@ class CountryResolver:
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
-def _columns(entries: pa.Table) -> dict[str, list]:
-    n = entries.num_rows
-    get = entries.column_names.__contains__
-    return {
-        "alias": entries.column("alias").to_pylist(),
-        "alias_norm": entries.column("alias_norm").to_pylist(),
-        "country_alpha2": entries.column("country_alpha2").to_pylist(),
-        "match_type": entries.column("match_type").to_pylist(),
-        "requires_city_before": entries.column("requires_city_before").to_pylist(),
-        "context_only": entries.column("context_only").to_pylist() if get("context_only") else [False] * n,
-        "case_rule": entries.column("case_rule").to_pylist() if get("case_rule") else ["any"] * n,
-        "admin1": entries.column("admin1").to_pylist() if get("admin1") else [None] * n,
-        "population": entries.column("population").to_pylist() if get("population") else [None] * n,
-    }
-
-
-def _cased_forms(norms: list[str], written: dict[str, set[str]]) -> list[tuple[str, str, bool]]:
-    """(alias_norm, search pattern, is the all-capitals form) for names that must be capitalised: as
-    written and title-cased (an initial capital), and in capitals (enough for an all-capitals rule).
-    Normalized like captions, in one vectorised call."""
-    todo = [(norm, text, upper) for norm in norms for alias in sorted(written[norm])
-            for text, upper in ((alias.upper(), True), (alias, False), (alias.title(), False))]
-    bodies = normalize_cased_array(pa.array([t for _, t, _ in todo], pa.string())).to_pylist()
-    forms: dict[tuple[str, str], bool] = {}
-    for (norm, _, upper), body in zip(todo, bodies):
-        toks = body.split()
-        if toks:
-            key = (norm, f" {SEP.join(toks)} ")
-            forms[key] = forms.get(key, False) or upper
-    return [(norm, form, upper) for (norm, form), upper in forms.items()]
-
-
 def _plain(arr: pa.Array) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -410,14 +375,15 @@ def _scan(automaton, view, pid_offset: int) -> np.ndarray:
     return hits
 
 
-def _leftmost_longest(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+def _leftmost_longest(spans: list[tuple[int, int, int, bool]]) -> list[tuple[int, int, int, bool]]:
     """Spans sorted by (start, -end) from two scans → non-overlapping, leftmost-longest; equal spans
     from both scans are both kept (one name may have any-case and capitalised-only entries)."""
-    out: list[tuple[int, int, int]] = []
+    out: list[tuple[int, int, int, bool]] = []
     last_end = -1
-    for s, e, pid in spans:
+    for span in spans:
+        s, e = span[0], span[1]
         if s >= last_end or (out and s == out[-1][0] and e == out[-1][1]):
-            out.append((s, e, pid))
+            out.append(span)
             last_end = max(last_end, e)
     return out
 
@@ -441,12 +407,19 @@ def _tokens_before(lower, rec_start: int, start: int) -> list[bytes]:
     return [t.decode("utf-8", "replace") for t in bytes(lower[lo:start]).split()[-_LOCATIVE_TOKENS:]]
 
 
-def _next_token(lower, end: int) -> bytes:
-    """The token right after a match, as normalized bytes (a match ends on a separator's first space)."""
-    if lower[end:end + 1] != b" ":
-        return b""
-    toks = bytes(lower[end:end + 24]).split(maxsplit=1)
-    return toks[0] if toks else b""
+def _street_follows(lower, ends: np.ndarray) -> np.ndarray:
+    """For each match ending at ``ends`` (on a separator's first space), is the next token of its
+    record a street type ("Dublin Road", "Oak Ridge Dr")? All matches at once, as byte keys."""
+    if not len(ends):
+        return np.zeros(0, dtype=bool)
+    text = np.frombuffer(lower, dtype=np.uint8)
+    window = text[np.minimum(ends[:, None] + np.arange(_STREET_WIDTH + 1), len(text) - 1)]
+    token = window[:, 1:]
+    space = token == 32
+    width = np.where(space.any(axis=1), space.argmax(axis=1), -1)  # no space in reach: too long for a street type
+    token = np.where(np.arange(_STREET_WIDTH) < width[:, None], token, 0).astype(np.uint8)
+    keys = np.ascontiguousarray(token).view(f"S{_STREET_WIDTH}").ravel()
+    return (window[:, 0] == 32) & (width > 0) & np.isin(keys, _STREET_KEYS)
 
 
 def _pair(hits: list[_Hit]) -> None:

@@ -357,9 +357,13 @@ def run_shards(job: str, run: RunDir, opts: RunOptions, timer: StageTimer, shard
                 on_ray()  # start or join Ray now, and only now that the scan needs it
             progress.start()
             ds = ray.data.from_items([{"shard": json.dumps(asdict(s))} for s in todo], override_num_blocks=len(todo))
+            # The pool starts full: every shard is queued already, and each actor's setup (a lexicon
+            # compile, a model load) is paid by all actors at once rather than one after another
+            # while the first one works. It may still shrink to one when the cluster needs the CPUs.
+            size = _pool_size(opts, len(todo))
             ds = ds.map_batches(_ShardWorker, fn_constructor_kwargs={"task": task, "partial_dir": run.partial},
                                 batch_size=1, batch_format="pyarrow", num_cpus=1,
-                                compute=ray.data.ActorPoolStrategy(min_size=1, max_size=_pool_size(opts, len(todo))))
+                                compute=ray.data.ActorPoolStrategy(min_size=1, max_size=size, initial_size=size))
             live = _LiveRows(run.partial, progress, running)
             live.start()
             try:

@@ -92,6 +92,13 @@ def test_capitalisation_is_required_for_towns_and_codes(gazetteer):
     assert one(gazetteer, "wine from texas")["country"] == "US"  # first-level regions match in any case
 
 
+def test_a_small_place_is_found_with_or_without_its_diacritics(gazetteer):
+    for text in ("Boats in Ålesund", "Boats in Alesund", "BOATS IN ALESUND"):
+        r = one(gazetteer, text)
+        assert (r["country"], r["outcome"]) == ("NO", "single_country"), text
+        assert len(r["matches"]) == 1, text  # one place, one match, whichever spelling
+
+
 def test_places_outrank_demonyms(gazetteer):
     r = one(gazetteer, "Under British rule the port of Mukalla grew")
     assert r["country"] == "YE" and ("british", "GB", "demonym") in r["matches"]
