@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -56,12 +57,16 @@ def repair_mojibake(texts: pa.Array) -> tuple[pa.Array, int]:
     """(texts with mojibake repaired, number of records changed). Nulls stay null."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    ascii_only = pc.fill_null(pc.string_is_ascii(texts), True)
-    if pc.all(ascii_only).as_py():
+    non_ascii = pc.fill_null(pc.invert(pc.string_is_ascii(texts)), False)
+    if not pc.any(non_ascii).as_py():
         return texts, 0  # mojibake is never ASCII: most batches stop here
-    flagged = pc.fill_null(pc.and_not(pc.match_substring_regex(texts, _RE2_DETECT), ascii_only), False)
-    if not pc.any(flagged).as_py():
+    rows = pc.indices_nonzero(non_ascii)  # only those records are searched
+    damaged = pc.filter(rows, pc.match_substring_regex(pc.take(texts, rows), _RE2_DETECT))
+    if not len(damaged):
         return texts, 0
+    flagged = np.zeros(len(texts), dtype=bool)
+    flagged[damaged.to_numpy()] = True
+    flagged = pa.array(flagged)
     before = pc.filter(texts, flagged).to_pylist()
     after = [repair_text(t) for t in before]
     changed = sum(a != b for a, b in zip(before, after))

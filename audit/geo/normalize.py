@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 SEP = "  "
 _NON_WORD = r"[^\p{L}\p{M}\p{N}]+"
+_NON_WORD_NON_ASCII = r"[^\x00-\x7f\p{L}\p{M}\p{N}]"
 
 # ASCII is NFKC-invariant and its letters and digits are its only \p{L}\p{M}\p{N} characters, so for
 # records of plain ASCII one byte translation (lower-case; every other byte → a space) and Arrow's
@@ -47,12 +48,18 @@ def _normalize(texts: pa.Array | pa.ChunkedArray, lower: bool, is_nfkc: bool) ->
         texts = texts.combine_chunks()
     if texts.type != pa.string() or len(texts) == 0:
         return _normalize_kernels(texts, lower, is_nfkc)
-    out, non_ascii = _normalize_ascii(texts, lower)
-    if non_ascii.any():
-        rows = np.flatnonzero(non_ascii)
-        slow = _normalize_kernels(texts.take(pa.array(rows)), lower, is_nfkc)
-        out = pc.replace_with_mask(out, pa.array(non_ascii), slow)
-    return out
+    non_ascii = pc.fill_null(pc.invert(pc.string_is_ascii(texts)), False)
+    if pc.any(non_ascii).as_py():
+        # The records holding non-ASCII text get the definition's Unicode steps up to the separators
+        # (NFKC, lower case) and have each non-ASCII non-word character made a space; after that
+        # every non-word character is an ASCII one, and the byte path below is exact for them too.
+        rows = pc.filter(texts, non_ascii)
+        if not is_nfkc:
+            rows = pc.utf8_normalize(rows, "NFKC")
+        if lower:
+            rows = pc.utf8_lower(rows)
+        texts = pc.replace_with_mask(texts, non_ascii, pc.replace_substring_regex(rows, _NON_WORD_NON_ASCII, " "))
+    return _normalize_ascii(texts, lower)
 
 
 def _normalize_kernels(texts: pa.Array, lower: bool, is_nfkc: bool) -> pa.Array:
@@ -64,11 +71,12 @@ def _normalize_kernels(texts: pa.Array, lower: bool, is_nfkc: bool) -> pa.Array:
     return pc.binary_join_element_wise(SEP, out, SEP, "")
 
 
-def _normalize_ascii(texts: pa.StringArray, lower: bool) -> tuple[pa.StringArray, np.ndarray]:
-    """``_normalize_kernels`` exact for every record of plain ASCII: a run of spaces is one
-    separator to the whitespace split, and a leading or trailing run leaves an empty token, so the
-    join puts ``SEP`` where the regex puts it. Returns the array and the mask of the other records
-    (their slots hold a value to be replaced)."""
+def _normalize_ascii(texts: pa.StringArray, lower: bool) -> pa.StringArray:
+    """``_normalize_kernels`` exact for every record whose non-word characters are all ASCII (and
+    that needs no NFKC or lower-casing beyond ASCII): one byte table lower-cases ASCII letters and
+    makes every other ASCII byte that is no letter or digit a space (bytes of multi-byte characters
+    are left alone); a run of spaces is one separator to the whitespace split, and a leading or
+    trailing run leaves an empty token, so the join puts ``SEP`` where the regex puts it."""
     n = len(texts)
     offsets_buf, data_buf = texts.buffers()[1:3]
     offsets = np.frombuffer(offsets_buf, dtype=np.int32, count=n + 1, offset=texts.offset * 4)
@@ -78,8 +86,7 @@ def _normalize_ascii(texts: pa.StringArray, lower: bool) -> tuple[pa.StringArray
                                          pa.py_buffer(data.translate(_ASCII_LOWER if lower else _ASCII_CASED)),
                                          texts.is_valid().buffers()[1] if texts.null_count else None, texts.null_count)
     joined = pc.binary_join(pc.ascii_split_whitespace(spaced), SEP)
-    non_ascii = np.asarray(pc.fill_null(pc.invert(pc.string_is_ascii(texts)), False))
-    return pc.binary_join_element_wise(SEP, joined, SEP, ""), non_ascii
+    return pc.binary_join_element_wise(SEP, joined, SEP, "")
 
 
 def normalize_text(text: str) -> str:

@@ -61,6 +61,7 @@ class Patterns:
     anchor: np.ndarray  # bool by pattern: some entry is neither pair-only nor context-only
     blocked: np.ndarray  # bool by pattern: some entry is a collocation blocker
     case_checked: np.ndarray  # bool by pattern: a lower-case pattern with an entry that has a case rule
+    pair_only: np.ndarray  # bool by pattern: some entry counts only right after a town ("Georgia", "TX")
 
 
 def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Patterns:
@@ -118,6 +119,7 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
         else np.zeros(0, bool)
     case_checked = np.logical_or.reduceat((case != ANY_CASE)[rows], offsets[:-1]) if len(rows) else np.zeros(0, bool)
     case_checked[n_lower:] = False  # a cased pattern matched as its case rule asks
+    pair_only = np.logical_or.reduceat(pair[rows], offsets[:-1]) if len(rows) else np.zeros(0, bool)
     fields = [norm.to_pylist(),
               _index_in(entries.column("country_alpha2"), countries, "country_alpha2", missing=-1).tolist(),
               mtype.tolist(), pair.tolist(), ctx.tolist(), case.tolist(), _admin1_sets(entries), _int(entries, "population")]
@@ -126,7 +128,7 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
         lower=pc.cast(lower_literal.dictionary, pa.binary()).to_pylist(),
         cased=pc.cast(forms.dictionary.filter(pa.array(used)), pa.binary()).to_pylist(),
         entries=PatternEntries(rows, offsets, fields),
-        anchor=anchor, blocked=blocked, case_checked=case_checked,
+        anchor=anchor, blocked=blocked, case_checked=case_checked, pair_only=pair_only,
     )
 
 

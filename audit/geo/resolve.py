@@ -52,6 +52,13 @@ MATCH_TYPES = tuple(MATCH_WEIGHTS)
 ALL_MATCH_TYPES = (*MATCH_TYPES, *GAZETTEER_MATCH_TYPES, "address")
 _T = {t: i for i, t in enumerate(ALL_MATCH_TYPES)}
 _PLACE_WEIGHT = tuple(PLACE_WEIGHTS.get(t, 0) for t in ALL_MATCH_TYPES)  # by type index (demonyms are counted apart)
+_DEMONYM, _TOWN, _CODE, _ADDRESS = _T["demonym"], _T["town"], _T["code"], _T["address"]
+_PAIR_HEADS = frozenset({_T["city"], _T["town"], _T["region"]})  # "Town" of "Town, Region"
+_PAIR_TAILS = frozenset({_T["region"], _T["code"], _T["country"]})
+_SINGLE, _MAJORITY, _AMBIGUOUS = (OUTCOMES.index(o) for o in ("single_country", "weighted_majority", "ambiguous"))
+# A record decided by one alias of one type: its score and its tier (without, with a locative before it)
+_LONE_WEIGHT = tuple(1 if t == "demonym" else PLACE_WEIGHTS.get(t, 0) for t in ALL_MATCH_TYPES)
+_LONE_TIER = tuple((TIER_RANK[tier_of([t], False)], TIER_RANK[tier_of([t], True)]) for t in ALL_MATCH_TYPES)
 # The token after every hit is compared with the street types at once, as fixed-width byte keys.
 _STREET_WIDTH = max(map(len, STREET_TYPES)) + 1  # a street type and the space after it
 _STREET_KEYS = np.array(sorted(t.encode() for t in STREET_TYPES), dtype=f"S{_STREET_WIDTH}")
@@ -85,6 +92,7 @@ class _Hit:
     start: int
     end: int
     entries: list[tuple]  # (alias_norm, country, type, pair_only, context_only, case, admin1, population)
+    pid: int  # the pattern matched (-1: an address)
     paired: bool = False
 
 
@@ -123,6 +131,7 @@ class CountryResolver:
         self._anchors = compiled.anchor
         self._blocked = compiled.blocked.tolist()  # a blocker: "french fries" says nothing about France
         self._check_case = compiled.case_checked.tolist()  # cased patterns passed their case rule already
+        self._pair_only = compiled.pair_only.tolist()
         self._country_dict = pa.array(self.countries, pa.string())
 
     def at_min_evidence(self, tier: str | None) -> CountryResolver:
@@ -189,8 +198,12 @@ class CountryResolver:
         spans = list(zip(hits[:, 1].tolist(), hits[:, 2].tolist(), hits[:, 0].tolist(), street.tolist()))
         cuts = np.flatnonzero(np.diff(recs)) + 1
         firsts = np.concatenate([[0], cuts]) if len(recs) else cuts
-        groups = list(zip(recs[firsts].tolist(), firsts.tolist(), [*cuts.tolist(), len(recs)]))
-        groups += [(rec, 0, 0) for rec in addresses.keys() - set(recs[firsts].tolist())]
+        # a record whose spans do not overlap (nearly all: each scan's are disjoint) skips the merge
+        overlaps = np.zeros(len(recs), dtype=bool)
+        overlaps[1:] = hits[1:, 1] < np.maximum.accumulate(hits[:-1, 2])  # records never overlap each other
+        merge = np.logical_or.reduceat(overlaps, firsts) if len(firsts) else overlaps
+        groups = list(zip(recs[firsts].tolist(), firsts.tolist(), [*cuts.tolist(), len(recs)], merge.tolist()))
+        groups += [(rec, 0, 0, False) for rec in addresses.keys() - set(recs[firsts].tolist())]
         decide = self._weighted if self.policy == "weighted" else self._evidence
         rec_start = (offsets - base).tolist()
         aligned_rec = aligned.tolist() if aligned is not None else [False] * n
@@ -198,9 +211,10 @@ class CountryResolver:
         decided: list[int] = []
         decisions: list[tuple[int, int, int, int]] = []
         matched_types: list[int] = []
-        for rec, first, last in groups:
-            kept, decision = decide(spans[first:last], lower_view, cased_view if aligned_rec[rec] else None,
-                                    rec_start[rec], addresses.get(rec, ()))
+        for rec, first, last, overlapping in groups:
+            mine = _leftmost_longest(spans[first:last]) if overlapping else spans[first:last]
+            kept, decision = decide(mine, lower_view, cased_view if aligned_rec[rec] else None, rec_start[rec],
+                                    addresses.get(rec, ()))
             if kept:
                 per_record[rec] = kept
                 matched_types += [m[2] for m in kept]
@@ -241,7 +255,7 @@ class CountryResolver:
         out: list[tuple[str, int, int, int]] = []
         prev_end, prev_cities = -1, set()
         region, city = _T["region"], _T["city"]
-        for start, end, pid, _ in _leftmost_longest(spans):
+        for start, end, pid, _ in spans:
             entries = [e for e in self._entries[pid] if _case_ok(e[5], lower, cased, start, end)]
             follows_city = start == prev_end and bool(prev_cities)
             regions = [e for e in entries if e[2] == region]
@@ -262,63 +276,65 @@ class CountryResolver:
 
     # ---- the evidence rule (gazetteer) ----------------------------------------------------------
     def _evidence(self, spans, lower, cased, rec_start, addresses):
+        blocked, check_case, table, pair_only = self._blocked, self._check_case, self._entries, self._pair_only
         hits: list[_Hit] = []
-        for start, end, pid, street in _leftmost_longest(spans):
-            if self._blocked[pid] or street:
+        for start, end, pid, street in spans:
+            if blocked[pid] or street:
                 continue  # a blocker ("french fries" says nothing about France), or a street ("Dublin Road")
-            entries = self._entries[pid]
-            if self._check_case[pid]:
+            entries = table[pid]
+            if check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
             if entries:
-                hits.append(_Hit(entries[0][0], start, end, entries))
-        if len(hits) == 1 and not addresses:
-            alone = [e for e in hits[0].entries if not (e[3] or e[4])]
-            if len(alone) == 1:  # the common case: one name, one country
-                (norm, code, mtype, *_), = alone
-                name = ALL_MATCH_TYPES[mtype]
-                locative = name == "town" and is_locative(_tokens_before(lower, rec_start, hits[0].start))
-                weight = 1 if name == "demonym" else PLACE_WEIGHTS[name]
-                return [(norm, code, mtype)], (code, 0, weight, TIER_RANK[tier_of([name], locative)])
-        _pair(hits)
+                hits.append(_Hit(entries[0][0], start, end, entries, pid))
+        if not addresses:
+            if not hits:
+                return [], None
+            if len(hits) == 1:
+                alone = [e for e in hits[0].entries if not (e[3] or e[4])]
+                if len(alone) == 1:  # the common case: one name, one country
+                    (norm, code, mtype, *_), = alone
+                    locative = mtype == _TOWN and is_locative(_tokens_before(lower, rec_start, hits[0].start))
+                    return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _LONE_TIER[mtype][locative])
+        if len(hits) > 1:
+            _pair(hits)
         for h in hits:
-            if not h.paired:
+            if not h.paired and pair_only[h.pid]:
                 h.entries = [e for e in h.entries if not e[3]]
         hits = [h for h in hits if h.entries]
         for a in addresses:
             code = self._code_index(a.country)
             if code >= 0:
-                hits.append(_Hit(a.alias, -1, -1, [(a.alias, code, _T["address"], False, False, 0, frozenset(), 0)], paired=True))
+                hits.append(_Hit(a.alias, -1, -1, [(a.alias, code, _ADDRESS, False, False, 0, frozenset(), 0)], -1, paired=True))
         _agree(hits)
         hits = [h for h in hits if h.entries]
         if not hits:
             return [], None
-        place: dict[int, int] = defaultdict(int)
-        demonym: dict[int, int] = defaultdict(int)
-        support: dict[int, list[tuple[int, _Hit]]] = defaultdict(list)
-        demonym_type = _T["demonym"]
+        place: dict[int, int] = {}
+        demonym: dict[int, int] = {}
         for h in hits:
             for e in h.entries:
-                if e[2] == demonym_type:
-                    demonym[e[1]] += 1
+                if e[2] == _DEMONYM:
+                    demonym[e[1]] = demonym.get(e[1], 0) + 1
                 else:
-                    place[e[1]] += _PLACE_WEIGHT[e[2]]
-                support[e[1]].append((e[2], h))
-        board = place if place else demonym
-        ranked = sorted(board.items(), key=lambda kv: -kv[1])
-        kept = sorted({(e[0], e[1], e[2]) for h in hits for e in h.entries})
-        top = ranked[0][1]
-        total = top + (sum(demonym.values()) if place else 0)
-        if len(ranked) > 1 and ranked[1][1] == top:
-            return kept, (-1, OUTCOMES.index("ambiguous"), total, -1)
-        winner = ranked[0][0]
-        mine = support[winner]
-        distinct = {(t, h.alias) for t, h in mine}
-        town = next((h for t, h in mine if t == _T["town"]), None)
+                    place[e[1]] = place.get(e[1], 0) + _PLACE_WEIGHT[e[2]]
+        board = place or demonym
+        kept = sorted({e[:3] for h in hits for e in h.entries})
+        top = max(board.values())
+        leaders = [c for c, v in board.items() if v == top]
+        if len(leaders) > 1:
+            return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1)
+        winner = leaders[0]
+        distinct, town = set(), None  # the winner's distinct (type, alias) and its first town
+        for h in hits:
+            for e in h.entries:
+                if e[1] == winner:
+                    distinct.add((e[2], h.alias))
+                    if town is None and e[2] == _TOWN:
+                        town = h
         locative = town is not None and is_locative(_tokens_before(lower, rec_start, town.start))
         tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative)
-        outcome = "single_country" if len(set(place) | set(demonym)) == 1 else "weighted_majority"
-        s = place.get(winner, 0) + demonym.get(winner, 0)
-        return kept, (winner, OUTCOMES.index(outcome), s, TIER_RANK[tier])
+        outcome = _SINGLE if len(place.keys() | demonym.keys()) == 1 else _MAJORITY
+        return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier])
 
     def _drop_lone_context(self, hits: np.ndarray, recs: np.ndarray, n: int, addresses: dict) -> tuple[np.ndarray, np.ndarray]:
         anchor = self._anchors[hits[:, 0]]
@@ -427,19 +443,17 @@ def _pair(hits: list[_Hit]) -> None:
 
     The town keeps only its namesakes in the region's country (in the coded state, for codes), the
     region only its entries in the town's country, and both count even when context-only."""
-    place_types = (_T["city"], _T["town"], _T["region"])
-    after_types = (_T["region"], _T["code"], _T["country"])
     for a, b in zip(hits, hits[1:]):
         if b.start != a.end:
             continue
-        towns = [e for e in a.entries if e[2] in place_types]
-        tails = [e for e in b.entries if e[2] in after_types]
-        if not towns or not tails:
+        towns = [e for e in a.entries if e[2] in _PAIR_HEADS]
+        tails = [e for e in b.entries if e[2] in _PAIR_TAILS] if towns else None
+        if not tails:
             continue
         keep_a, keep_b = set(), set()
         for t in tails:
             for e in towns:
-                if e[1] == t[1] and (t[2] != _T["code"] or t[6] & e[6]) and e is not t:
+                if e[1] == t[1] and (t[2] != _CODE or t[6] & e[6]) and e is not t:
                     keep_a.add(e)
                     keep_b.add(t)
         if keep_a:
@@ -451,19 +465,19 @@ def _pair(hits: list[_Hit]) -> None:
 def _agree(hits: list[_Hit]) -> None:
     """Context agreement: a name with namesakes or a context-only name keeps the entries whose
     country another name of the record supports (without context-only help and without
-    demonyms); failing that, its non-context-only entries."""
-    demonym = _T["demonym"]
-    anchors: list[set[int]] = []
-    for h in hits:
-        anchors.append({e[1] for e in h.entries if e[2] != demonym and (h.paired or not e[4])})
-    support: dict[int, int] = defaultdict(int)
-    for a in anchors:
-        for c in a:
-            support[c] += 1
+    demonyms); failing that, its non-context-only entries. (A name with one entry that is not
+    context-only keeps it either way.)"""
+    if all(len(h.entries) == 1 and not h.entries[0][4] for h in hits):
+        return  # no namesakes and nothing context-only: nothing to choose
+    anchors = [{e[1] for e in h.entries if e[2] != _DEMONYM and (h.paired or not e[4])} for h in hits]
+    support: dict[int, int] = {}
+    for own in anchors:
+        for c in own:
+            support[c] = support.get(c, 0) + 1
     for h, own in zip(hits, anchors):
-        if h.paired:
+        if h.paired or (len(h.entries) == 1 and not h.entries[0][4]):
             continue
-        agreeing = [e for e in h.entries if support[e[1]] - (e[1] in own) > 0]
+        agreeing = [e for e in h.entries if support.get(e[1], 0) - (e[1] in own) > 0]
         h.entries = agreeing or [e for e in h.entries if not e[4]]
 
 
