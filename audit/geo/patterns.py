@@ -62,6 +62,8 @@ class Patterns:
     blocked: np.ndarray  # bool by pattern: some entry is a collocation blocker
     case_checked: np.ndarray  # bool by pattern: a lower-case pattern with an entry that has a case rule
     pair_only: np.ndarray  # bool by pattern: some entry counts only right after a town ("Georgia", "TX")
+    country_offsets: np.ndarray  # the countries pattern i names: country[country_offsets[i]:country_offsets[i + 1]]
+    country: np.ndarray
 
 
 def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Patterns:
@@ -120,8 +122,11 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
     case_checked = np.logical_or.reduceat((case != ANY_CASE)[rows], offsets[:-1]) if len(rows) else np.zeros(0, bool)
     case_checked[n_lower:] = False  # a cased pattern matched as its case rule asks
     pair_only = np.logical_or.reduceat(pair[rows], offsets[:-1]) if len(rows) else np.zeros(0, bool)
+    code = _index_in(entries.column("country_alpha2"), countries, "country_alpha2", missing=-1)
+    named = np.unique(pid * (len(countries) + 1) + code[rows] + 1)  # (pattern, country) pairs
+    named_pid, named_country = named // (len(countries) + 1), named % (len(countries) + 1) - 1
     fields = [norm.to_pylist(),
-              _index_in(entries.column("country_alpha2"), countries, "country_alpha2", missing=-1).tolist(),
+              code.tolist(),
               mtype.tolist(), pair.tolist(), ctx.tolist(), case.tolist(), _admin1_sets(entries), _int(entries, "population")]
     return Patterns(
         countries=countries,
@@ -129,6 +134,7 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
         cased=pc.cast(forms.dictionary.filter(pa.array(used)), pa.binary()).to_pylist(),
         entries=PatternEntries(rows, offsets, fields),
         anchor=anchor, blocked=blocked, case_checked=case_checked, pair_only=pair_only,
+        country_offsets=np.searchsorted(named_pid, np.arange(n_patterns + 1)), country=named_country,
     )
 
 

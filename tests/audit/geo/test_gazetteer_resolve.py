@@ -165,3 +165,18 @@ def test_tier_and_locative_rules_by_hand():
     assert [tier_of([t], loc) for t, loc in singles] == list(TIERS[1:])
     assert is_locative(["a", "cabin", "in"]) and is_locative(["the", "town", "of"]) and not is_locative(["mayor", "of"])
     assert not is_locative([])
+
+
+def test_hits_dropped_before_the_rule_are_exactly_those_it_would_drop(gazetteer, real_captions):
+    """The vectorised drop of names that cannot count (context-only with nothing naming their
+    country, no neighbour, no address) is a shortcut: without it every decision is the same."""
+    texts = ["Baker talked about his hometown of Norman, Okla.",  # a pair names the country: "Baker" has support
+             "Reading club in Norman, Okla.", "A walk in Reading, England", "Reading a book", "Perth, Scotland",
+             "Lahore, Punjab", "Made in Gimli, MB R0C 1B0", "Reading in Perth", "French Reading list", *real_captions]
+    shortcut = gazetteer.resolve(pa.array(texts), with_matches=True)
+    plain = gazetteer.at_min_evidence(None)
+    plain._drop_lone_context = lambda hits, recs, n, addresses: (hits, recs)
+    full = plain.resolve(pa.array(texts), with_matches=True)
+    for field in ("country", "outcome", "score", "tier", "matches"):
+        assert getattr(shortcut, field).to_pylist() == getattr(full, field).to_pylist(), field
+    assert ("baker", "US", "town") in {(m["alias"], m["country"], m["match_type"]) for m in shortcut.matches[0].as_py()}
