@@ -116,18 +116,19 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
     pid, rows = pid[by_pattern], rows[by_pattern]
     n_patterns = n_lower + int(used.sum())
     offsets = np.searchsorted(pid, np.arange(n_patterns + 1))
-    anchor = np.logical_or.reduceat(~(pair | ctx)[rows], offsets[:-1]) if len(rows) else np.zeros(0, bool)
-    blocked = np.logical_or.reduceat((mtype == match_types.index("collocation"))[rows], offsets[:-1]) if len(rows) \
-        else np.zeros(0, bool)
-    case_checked = np.logical_or.reduceat((case != ANY_CASE)[rows], offsets[:-1]) if len(rows) else np.zeros(0, bool)
+
+    def any_of(flag: np.ndarray) -> np.ndarray:  # by pattern: does one of its entries have the flag?
+        return np.logical_or.reduceat(flag[rows], offsets[:-1]) if len(rows) else np.zeros(0, dtype=bool)
+
+    anchor, pair_only = any_of(~(pair | ctx)), any_of(pair)
+    blocked = any_of(mtype == match_types.index("collocation"))
+    case_checked = any_of(case != ANY_CASE)
     case_checked[n_lower:] = False  # a cased pattern matched as its case rule asks
-    pair_only = np.logical_or.reduceat(pair[rows], offsets[:-1]) if len(rows) else np.zeros(0, bool)
     code = _index_in(entries.column("country_alpha2"), countries, "country_alpha2", missing=-1)
     named = np.unique(pid * (len(countries) + 1) + code[rows] + 1)  # (pattern, country) pairs
     named_pid, named_country = named // (len(countries) + 1), named % (len(countries) + 1) - 1
-    fields = [norm.to_pylist(),
-              code.tolist(),
-              mtype.tolist(), pair.tolist(), ctx.tolist(), case.tolist(), _admin1_sets(entries), _int(entries, "population")]
+    fields = [norm.to_pylist(), code.tolist(), mtype.tolist(), pair.tolist(), ctx.tolist(), case.tolist(),
+              _admin1_sets(entries), _int(entries, "population")]
     return Patterns(
         countries=countries,
         lower=pc.cast(lower_literal.dictionary, pa.binary()).to_pylist(),

@@ -5,8 +5,10 @@ The batch is repaired (mojibake), normalized with Arrow kernels, and scanned by 
 place, leftmost-longest and non-overlapping, so no Python string is made per record. Names that
 match in any case are searched in the lower-cased text; names that count only when capitalised
 (small towns, state codes, "US") are searched, as written, in a second copy of the normalized text
-that keeps its case, whose bytes line up with the first. Python only touches the (rare) matches: it
-maps each byte offset back to its record with the Arrow offsets and decides the record.
+that keeps its case, whose bytes line up with the first (the patterns and what each hit means are
+compiled once per lexicon, ``audit.geo.patterns``). Python only touches the (rare) matches: it maps
+each byte offset back to its record with the Arrow offsets and decides the record; matches that
+cannot count are dropped before that, vectorised.
 
 Two decision rules, chosen by the lexicon:
 
@@ -65,7 +67,6 @@ _STREET_KEYS = np.array(sorted(t.encode() for t in STREET_TYPES), dtype=f"S{_STR
 _DFA_MAX_PATTERNS = 20_000
 MATCH_STRUCT = pa.struct([("alias", pa.string()), ("country", pa.string()), ("match_type", pa.string())])
 POLICIES = ("weighted", "evidence")
-_CASE = {"any": 0, "initial": 1, "upper": 2}
 _LOCATIVE_TOKENS = 2  # how many tokens before a town the locative rule looks at
 
 
