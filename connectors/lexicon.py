@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from audit.geo.lexicon import (
+    CASE_RULES,
     EXTRA_SCHEMA,
+    GAZETTEER_MATCH_TYPES,
+    MATCH_WEIGHTS,
     REJECTED_COLUMNS,
     SCHEMA,
     Lexicon,
@@ -44,6 +48,9 @@ def read_lexicon(path: str | Path) -> Lexicon:
         lacking = [f.name for f in EXTRA_SCHEMA if f.name not in extra]
         raise ValueError(f"{path}: lexicon has columns {extra} but lacks {lacking}")
     schema = pa.schema(list(SCHEMA) + (list(EXTRA_SCHEMA) if extra else []))
+    for column, allowed in (("match_type", (*MATCH_WEIGHTS, *GAZETTEER_MATCH_TYPES)), ("case_rule", CASE_RULES)):
+        if column in schema.names:
+            _check_values(path, table.column(column), column, allowed)
     meta = table.schema.metadata or {}
     return Lexicon(
         entries=table.select(schema.names).cast(schema).replace_schema_metadata(None),
@@ -51,6 +58,15 @@ def read_lexicon(path: str | Path) -> Lexicon:
         profile=meta.get(_PROFILE_KEY, b"custom").decode(),
         version=meta.get(_VERSION_KEY, b"unknown").decode(),
     )
+
+
+def _check_values(path, column: pa.ChunkedArray, name: str, allowed: tuple[str, ...]) -> None:
+    """Every value of ``column`` is one of ``allowed``: else an error naming the file, the row and the value."""
+    bad = pc.indices_nonzero(pc.invert(pc.fill_null(pc.is_in(column, value_set=pa.array(allowed)), False)))
+    if len(bad):
+        row = bad[0].as_py()
+        raise ValueError(f"{path}: row {row}, {name} {column[row].as_py()!r} is not one of {', '.join(allowed)}"
+                         f"{f' ({len(bad)} rows like it)' if len(bad) > 1 else ''}")
 
 
 def load_lexicon(profile: Profile = "paper", path: str | Path | None = None, edits: str | Path | None = None) -> Lexicon:

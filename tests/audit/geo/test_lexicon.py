@@ -173,6 +173,17 @@ def test_load_rejects_non_lexicon(tmp_path):
         read_lexicon(tmp_path / "x.parquet")
 
 
+def test_a_saved_lexicon_with_an_unknown_match_type_names_file_row_and_value(paper_lexicon, tmp_path):
+    import pyarrow.parquet as pq
+
+    types = paper_lexicon.entries.column("match_type").to_pylist()
+    types[7] = "hamlet"
+    pq.write_table(paper_lexicon.entries.set_column(paper_lexicon.entries.schema.get_field_index("match_type"), "match_type",
+                                                    pa.array(types)), tmp_path / "bad.parquet")
+    with pytest.raises(ValueError, match=r"bad\.parquet: row 7, match_type 'hamlet' is not one of country"):
+        read_lexicon(tmp_path / "bad.parquet")
+
+
 def test_save_and_read_round_trip(paper_lexicon, tmp_path):
     save_lexicon(paper_lexicon, tmp_path / "lex.parquet")
     back = read_lexicon(tmp_path / "lex.parquet")
