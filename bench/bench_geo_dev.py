@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from audit.geo.evidence import TIERS
 from audit.geo.resolve import CountryResolver
-from connectors.lexicon import load_lexicon
+from connectors.geo.lexicon import load_lexicon
 
 DEFAULT_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "geo_dev"
 _LINE = re.compile(r"^(\S+)\s+rows\s+(\d+)\s+resolved\s+(\d+)\s+precision\s+([\d.]+)\s+recall\s+([\d.]+)")

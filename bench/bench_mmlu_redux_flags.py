@@ -19,7 +19,7 @@ import pandas as pd
 
 from audit.landscape.flags import flag_candidates
 from audit.landscape.validate import validate_wrong_answers
-from connectors.landscape_inputs import read_helm_predictions, read_redux_subjects
+from connectors.landscape.inputs import read_helm_predictions, read_redux_subjects
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ from audit.geo.reference_resolver import RegexResolver
 from audit.geo.resolve import CountryResolver
 from bench.bench_geo_dev import DEFAULT_DEV
 from bench.common import pin_one_core, repeated_shuffled
-from connectors.lexicon import load_lexicon, read_lexicon, shipped_path
+from connectors.geo.lexicon import load_lexicon, read_lexicon, shipped_path
 
 
 def timed(fn) -> float:

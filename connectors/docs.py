@@ -16,7 +16,7 @@ import pandas as pd
 from audit.docs.agreement import parse_reviewer_scores
 from audit.docs.cards import Document, parse_document
 from audit.docs.criteria import CRITERIA
-from connectors.fs import FileRef, expand
+from connectors.io.fs import FileRef, expand
 
 DOC_EXTENSIONS = (".md", ".markdown", ".json", ".jsonld")
 

@@ -31,9 +31,8 @@ import yaml
 
 from audit.coreset.validate import align_predictions
 from audit.traces.rubric import RubricStep
-from connectors.fs import FileRef, describe, expand, fingerprint
-from connectors.predictions import Predictions
-from connectors.targets import (
+from connectors.coreset.predictions import Predictions
+from connectors.coreset.targets import (
     EXTENSIONS,
     TargetError,
     check_columns,
@@ -41,6 +40,7 @@ from connectors.targets import (
     read_columns,
     schema_names,
 )
+from connectors.io.fs import FileRef, describe, expand, fingerprint
 
 RUBRIC_EXTENSIONS = (".yaml", ".yml", ".json")
 STEP_KEYS = {"name", "pattern", "ignore_case"}

@@ -27,14 +27,14 @@ def ray_local():
 
 @pytest.fixture(scope="session")
 def paper_lexicon():
-    from connectors.lexicon import load_lexicon
+    from connectors.geo.lexicon import load_lexicon
 
     return load_lexicon("paper")
 
 
 @pytest.fixture(scope="session")
 def extended_lexicon():
-    from connectors.lexicon import load_lexicon
+    from connectors.geo.lexicon import load_lexicon
 
     return load_lexicon("extended")
 

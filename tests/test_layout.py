@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from connectors.code_graph import import_graph
+from connectors.runs.code_graph import import_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("audit", "connectors", "jobs")
@@ -58,6 +58,6 @@ def test_the_graph_is_real():
     """The checks above would pass on an empty graph: make sure they see the edges that exist."""
     g = graph()
     assert "connectors.benchmarks.schema" in g["connectors.benchmarks.formats"]
-    assert "audit.geo.lexicon" in g["connectors.lexicon"]
+    assert "audit.geo.lexicon" in g["connectors.geo.lexicon"]
     assert "jobs.common.shards" in g["jobs.geo.run"]
     assert len(g) > 100

@@ -2,9 +2,9 @@
 
 The runtime never reads the source lists: it loads the derived CSV in
 ``audit/conventions/data/``. These pure rules are how that CSV was made, so a reviewer can audit
-every one; ``connectors/spelling_sources.py`` reads the lists and rewrites the CSV::
+every one; ``scripts/derive/spelling_sources.py`` reads the lists and rewrites the CSV::
 
-    python -m connectors.spelling_sources --data-dir ../shared/data
+    python -m scripts.derive.spelling_sources --data-dir ../shared/data
 
 Rules (why each exists is in ``data/SOURCES.md``):
 

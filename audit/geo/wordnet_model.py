@@ -1,6 +1,6 @@
 """WordNet's data model as the gazetteer's word filters use it: synsets, sense order, morphy.
 
-Pure data and rules (no file reading): ``connectors.wordnet`` reads the database files into these
+Pure data and rules (no file reading): ``scripts.derive.wordnet`` reads the database files into these
 classes at build time; ``audit.geo.wordsense`` asks them which place names are also words.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What WordNet says about a place name: is it also a common word, a person, a people, a dish?
 
-Two small tables are derived from Princeton WordNet 3.0 at build time (``python -m connectors.wordnet``)
+Two small tables are derived from Princeton WordNet 3.0 at build time (``python -m scripts.derive.wordnet``)
 and shipped with its licence notice; the gazetteer build reads only them:
 
 ``wordnet_names.csv`` — for every place name that WordNet lists, the facts the word filters need:
@@ -23,7 +23,7 @@ from __future__ import annotations
 import pandas as pd
 
 from audit.geo.normalize import alias_norms, fold_diacritics
-from audit.geo.wordnet_model import WordNet  # read from the database files by connectors.wordnet, at build time only
+from audit.geo.wordnet_model import WordNet  # read from the database files by scripts.derive.wordnet, at build time only
 
 PLACE_SENSES = frozenset({"noun.location", "noun.object"})  # cities, regions; rivers, islands, mountains
 NON_GEOGRAPHIC_SENSES = frozenset({

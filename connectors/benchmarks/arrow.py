@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connectors.benchmarks.schema import ITEM_SCHEMA, LIST_FIELDS, TEXT_FIELDS, FieldMapping
-from connectors.utf8 import invalid_rows
+from connectors.io.utf8 import invalid_rows
 
 
 def _string(column: pa.Array) -> pa.Array | None:

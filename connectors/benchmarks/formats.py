@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from connectors.benchmarks.schema import BATCH_ROWS, BadRecord, BenchmarkError
-from connectors.fs import open_input
-from connectors.utf8 import valid_strings
+from connectors.io.fs import open_input
+from connectors.io.utf8 import valid_strings
 
 Record = dict[str, Any]
 Records = Iterator["Record | BadRecord"]

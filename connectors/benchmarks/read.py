@@ -30,9 +30,9 @@ from connectors.benchmarks.schema import (
     RowRef,
 )
 from connectors.benchmarks.spec import BenchmarkSpec
-from connectors.fs import expand, open_input
-from connectors.read_report import OnBadRow, ReadReport, RowFaults, input_errors
-from connectors.utf8 import encodable
+from connectors.io.fs import expand, open_input
+from connectors.io.read_report import OnBadRow, ReadReport, RowFaults, input_errors
+from connectors.io.utf8 import encodable
 
 _EXTENSIONS = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".pq", ".arrow",
                ".txt", ".gz", ".bz2")

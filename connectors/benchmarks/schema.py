@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from connectors.read_report import InputError
+from connectors.io.read_report import InputError
 
 ITEM_SCHEMA = pa.schema([
     ("id", pa.string()),
@@ -37,7 +37,7 @@ BATCH_ROWS = 10_000
 class BenchmarkError(InputError):
     """Bad benchmark input; the message names the file and, where known, the row and column.
 
-    ``reason`` (a ``connectors.read_report.SKIP_REASONS`` code) marks an error confined to one row,
+    ``reason`` (a ``connectors.io.read_report.SKIP_REASONS`` code) marks an error confined to one row,
     which the skip policy may count instead of raising; ``None`` means the whole input is bad.
     """
 

@@ -20,8 +20,8 @@ from connectors.benchmarks.formats import guess_format
 from connectors.benchmarks.read import benchmark_files, choose_layout
 from connectors.benchmarks.schema import BenchmarkError
 from connectors.benchmarks.spec import BenchmarkSpec
-from connectors.fs import FileRef, expand, fingerprint, open_input
-from connectors.read_report import input_errors
+from connectors.io.fs import FileRef, expand, fingerprint, open_input
+from connectors.io.read_report import input_errors
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from connectors.benchmarks import FORMATS, PRESETS, BenchmarkSpec, FieldMapping
-from connectors.config_lists import read_yaml_list
+from connectors.io.yaml_lists import read_yaml_list
 from jobs.common.config import ConfigError, Flag, JobConfig, parse_named_inputs, validated
 
 INPUT = "benchmarks"

@@ -478,7 +478,7 @@ class RunInfo:
     run_id: str
     config: dict
     seed: int | None
-    tables: dict[str, dict] = field(default_factory=dict)  # connectors.run_data.describe_tables
+    tables: dict[str, dict] = field(default_factory=dict)  # connectors.runs.tables.describe_tables
     files: tuple[str, ...] = ()  # other files of the run worth a link (design.json, proposed_scores.csv)
 
 

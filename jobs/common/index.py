@@ -1,8 +1,8 @@
 """The index of runs: ``<run-root>/index.html``, every run by job with its headline, and trends.
 
 Written after every run (``JobRun.commit``) and by ``benchaudit report index``. Runs come from the
-run store (``connectors.run_store``) and, for runs it does not hold, from the run directories
-themselves (``connectors.runs.list_all_runs``). A trend plot is drawn per job and headline metric
+run store (``connectors.runs.store``) and, for runs it does not hold, from the run directories
+themselves (``connectors.runs.finished.list_all_runs``). A trend plot is drawn per job and headline metric
 with one line per input (benchmark, corpus, model), over the complete runs that report it.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ import os
 import posixpath
 from collections import defaultdict
 
-from connectors.runs import list_all_runs
+from connectors.runs.finished import list_all_runs
+from connectors.runs.rundir import join, write_text
 from jobs.common.html import esc, fmt, interval, line_chart, note, page, table
-from jobs.common.rundir import join, write_text
 
 log = logging.getLogger(__name__)
 HEADLINE_SHOWN = 6  # headline rows shown per run in the table (all of them are in summary.json)

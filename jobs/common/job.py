@@ -8,7 +8,7 @@ anything fails inside, the traceback goes to ``<run>/.partial/error.log``, the l
 and the exception carries the partial folder and whether ``--resume`` can help.
 
 Every run is also recorded in the run store of its run root (``<out>/_runs``, see
-``connectors.run_store``): ``incomplete`` when its directory is created, ``complete`` with its
+``connectors.runs.store``): ``incomplete`` when its directory is created, ``complete`` with its
 inputs, code version and headline rows at commit, and ``failed`` (or ``incomplete`` when
 ``--resume`` can finish it) when it stops.
 """
@@ -20,12 +20,12 @@ from typing import Any
 from fsspec.core import url_to_fs
 from pydantic import BaseModel
 
-from connectors.run_store import RunEntry, code_version, record_run, store_of
+from connectors.runs.rundir import RunDir, join, read_json, write_json, write_parquet, write_text
+from connectors.runs.store import RunEntry, code_version, record_run, store_of
 from jobs.common.config import RunOptions, config_hash
 from jobs.common.errors import JobError, format_traceback, is_transient, one_line
 from jobs.common.manifest import StageTimer, base_manifest
 from jobs.common.ray_start import init_ray
-from jobs.common.rundir import RunDir, join, read_json, write_json, write_parquet, write_text
 from jobs.common.shards import LIVE_DIR, Shard, ShardScan, ShardTask, choose_executor, run_shards
 from jobs.common.summaries import check_summary
 
@@ -104,7 +104,7 @@ class JobRun:
 
     def record(self, status: str, *, path: str | None = None, inputs: dict | None = None, headline: list | None = None,
                finished_at: str | None = None, error: str | None = None, resumable: bool = False) -> None:
-        """Write this run's entry in the run store (see ``connectors.run_store``)."""
+        """Write this run's entry in the run store (see ``connectors.runs.store``)."""
         from datetime import datetime, timezone
 
         record_run(self.store, RunEntry(
@@ -144,7 +144,7 @@ class JobRun:
     def report_info(self, *files: str):
         """What a report links and shows in its footer: this run, its config and seed, the data tables
         written so far (write the tables before the report) and ``files`` (other files of the run)."""
-        from connectors.run_data import describe_tables
+        from connectors.runs.tables import describe_tables
         from jobs.common.html import RunInfo
 
         return RunInfo(self.job, self.run_id, self.config.model_dump(mode="json"), self.seed,
@@ -152,10 +152,10 @@ class JobRun:
 
     def write_table(self, table: str, data, partition: tuple[str, str] | None = None, part: str = "part-0") -> None:
         """A table the driver computed (a pandas or Arrow table), in the run-data convention:
-        ``data/<table>/[<key>=<value>/]<part>.parquet`` (see ``connectors.run_data``)."""
+        ``data/<table>/[<key>=<value>/]<part>.parquet`` (see ``connectors.runs.tables``)."""
         import pyarrow as pa
 
-        from connectors.run_data import write_table
+        from connectors.runs.tables import write_table
 
         if not isinstance(data, pa.Table):
             data = pa.Table.from_pandas(data, preserve_index=False)
@@ -203,7 +203,7 @@ class JobRun:
     def commit(self, manifest: dict) -> str:
         """Write the manifest (with the ``data`` tables the run wrote), move the run into place, and
         refresh the run root's ``index.html``."""
-        from connectors.run_data import describe_tables
+        from connectors.runs.tables import describe_tables
         from jobs.common.index import refresh_index
 
         manifest.setdefault("data", describe_tables(self.dir.partial))

@@ -2,7 +2,7 @@
 
 Ray's own progress bars count blocks and can sit at 99% for minutes; this counts *rows of the
 input*. The expected total is known before the scan: Parquet footers give exact counts, and other
-formats an expectation from their bytes (``connectors.row_counts``: lines of CSV/JSONL, samples of
+formats an expectation from their bytes (``connectors.io.row_counts``: lines of CSV/JSONL, samples of
 a WebDataset tar), shown as ``≈`` until every such file is done; each finished shard replaces its
 expectation by its real count, so the last line always has done = expected. Rows of shards still
 running come from the workers' own counters (``live``), so a single large file moves too.

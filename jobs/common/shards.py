@@ -28,11 +28,11 @@ from typing import Any
 import pyarrow as pa
 from fsspec.core import url_to_fs
 
+from connectors.runs.rundir import RunDir, join, read_json, write_json
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError, is_transient, one_line
 from jobs.common.manifest import StageTimer
 from jobs.common.progress import Progress
-from jobs.common.rundir import RunDir, join, read_json, write_json
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class ShardOutputs:
     Why the runner hands them out: a failed shard's partly written files are removed with it, and a
     retried shard overwrites its own part instead of adding a duplicate. ``partition`` is
     ``(key, input name)`` for jobs whose runs take named inputs (``("corpus", "coco")``); the value
-    lives in the folder name, not in the file (see ``connectors.run_data``).
+    lives in the folder name, not in the file (see ``connectors.runs.tables``).
     """
 
     def __init__(self, partial_dir: str, shard_id: str, report: Callable[[str, int], None] | None = None):
@@ -83,7 +83,7 @@ class ShardOutputs:
             self._report(self.shard_id, rows)
 
     def writer(self, table: str, schema: pa.Schema, partition: tuple[str, str] | None = None):
-        from connectors.run_data import part_writer
+        from connectors.runs.tables import part_writer
 
         w = part_writer(self.partial_dir, table, self.shard_id, schema, partition)
         self._writers.append(w)

@@ -18,9 +18,9 @@ from audit.contamination.prompts import SLOTS, PromptSet
 from audit.contamination.sample import DEFAULT_N, DEFAULT_SEED
 from audit.stats.bootstrap import BootstrapConfig
 from connectors.benchmarks import PRESETS
+from connectors.contamination.outcomes import OutcomeColumns
+from connectors.contamination.prompts import prompt_dir_files, read_prompt_set
 from connectors.models.spec import BACKENDS, parse_model_spec
-from connectors.outcomes import OutcomeColumns
-from connectors.prompts import prompt_dir_files, read_prompt_set
 from jobs.common.benchmarks import INPUT, BenchmarkConfig, BenchmarkInputs
 from jobs.common.config import ConfigError, Flag, parse_named_inputs
 

@@ -24,13 +24,13 @@ from audit.contamination.plan import Call, CallPlan, ModelRoles, PlanConfig, pla
 from audit.contamination.prompts import PromptSet
 from audit.contamination.sample import Sample, draw_sample
 from connectors.benchmarks import iter_benchmark_batches
-from connectors.outcomes import read_outcomes
-from connectors.read_report import ReadReport
+from connectors.contamination.outcomes import read_outcomes
+from connectors.io.read_report import ReadReport
+from connectors.runs.rundir import join
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
 from jobs.common.models import ModelStage, model_stage
-from jobs.common.rundir import join
 from jobs.common.shards import limited
 from jobs.common.summaries import headline
 from jobs.contamination.calls import (

@@ -35,9 +35,9 @@ from connectors.benchmarks import (
     iter_file_batches,
     plan_benchmark,
 )
-from connectors.read_report import OnBadRow, ReadReport
-from connectors.row_counts import count_files
-from connectors.run_data import read_parts
+from connectors.io.read_report import OnBadRow, ReadReport
+from connectors.io.row_counts import count_files
+from connectors.runs.tables import read_parts
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer

@@ -1,6 +1,6 @@
 """``benchaudit coreset build``: an HT-Coreset design from a target table of any size, on Ray.
 
-Wiring only: ``connectors.targets`` plans and reads shards, ``audit.coreset`` holds every rule.
+Wiring only: ``connectors.coreset.targets`` plans and reads shards, ``audit.coreset`` holds every rule.
 No row reaches the driver; only per-block counts, a few thousand percentile candidates and the
 drawn rows do. Passes over the blocks, which stay in the Ray object store between passes:
 
@@ -29,8 +29,8 @@ from audit.coreset.design import DesignConfig, DesignManifest, design_table, pla
 from audit.coreset.hashdraw import block_candidates, draw_in_blocks, equal_keys, hash_keys, key_partitions
 from audit.coreset.percentile import count_below, exact_percentiles, values_in_buckets
 from audit.coreset.validate import require_positive_count
-from connectors.designs import DESIGN_TABLE, GROUP_COLUMN, MANIFEST_FILE
-from connectors.targets import TargetBlock, TargetColumns, TargetError, TargetShard, plan_targets, read_target_shard
+from connectors.coreset.designs import DESIGN_TABLE, GROUP_COLUMN, MANIFEST_FILE
+from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, TargetShard, plan_targets, read_target_shard
 from jobs.common.config import ConfigError, RunOptions
 from jobs.common.errors import user_code_error
 from jobs.common.job import JobRun

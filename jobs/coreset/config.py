@@ -8,8 +8,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from audit.coreset.design import DesignConfig
 from audit.coreset.metrics import METRICS
 from audit.coreset.study import SAMPLERS, StudyConfig
-from connectors.predictions import PredictionColumns
-from connectors.targets import TargetColumns
+from connectors.coreset.predictions import PredictionColumns
+from connectors.coreset.targets import TargetColumns
 from jobs.common.config import Alias, ConfigError, Flag, JobConfig
 
 TABLE = "target table"

@@ -21,7 +21,7 @@ from audit.coreset.diagnostics import (
     failure_categories,
     group_recall_over_runs,
 )
-from connectors.predictions import Predictions
+from connectors.coreset.predictions import Predictions
 from jobs.common.summaries import finite, records
 
 NO_GROUP_COLUMN = "no predicted-group column (--group-column) in its files"

@@ -1,6 +1,6 @@
 """``benchaudit coreset estimate``: full-table metrics of models scored only on a coreset.
 
-Wiring only: ``connectors.designs`` reads the design a build wrote, ``connectors.predictions``
+Wiring only: ``connectors.coreset.designs`` reads the design a build wrote, ``connectors.coreset.predictions``
 reads each predictor's files, ``audit.coreset`` aligns, estimates and contrasts, and
 ``jobs.coreset.diagnostics`` adds recall and macro-F1 by group and the failure taxonomy. Runs on the
 driver without Ray: a design is small by construction (a few thousand to a few hundred thousand
@@ -27,8 +27,8 @@ from audit.coreset.estimate import (
     strata_sample,
 )
 from audit.coreset.validate import align_predictions
-from connectors.designs import read_design
-from connectors.predictions import Predictions, read_all_predictions
+from connectors.coreset.designs import read_design
+from connectors.coreset.predictions import Predictions, read_all_predictions
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer

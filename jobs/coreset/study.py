@@ -1,6 +1,6 @@
 """``benchaudit coreset study``: how close each sampler lands on full-table metrics, over K draws.
 
-Wiring only: ``connectors.targets.read_full_table`` reads the label, score and prediction columns
+Wiring only: ``connectors.coreset.targets.read_full_table`` reads the label, score and prediction columns
 (the study needs every row: the truth is the full-table metric), ``audit.coreset.study`` does the
 science. The frozen protocol (samplers, K, budgets, seeds, inputs) is written to the run directory
 before any draw is made; then each direction (strata from one scorer family, predictions from
@@ -20,7 +20,7 @@ from audit.coreset import strata as st
 from audit.coreset.allocation import negative_budget
 from audit.coreset.study import SAMPLERS, HeldOutCase, StudyConfig, run_study, study_protocol
 from audit.coreset.validate import require_budget, require_positive_count
-from connectors.targets import FullTable, read_full_table
+from connectors.coreset.targets import FullTable, read_full_table
 from jobs.common.config import RunOptions
 from jobs.common.errors import one_line
 from jobs.common.job import JobRun

@@ -17,8 +17,8 @@ from audit.docs.agreement import agreement, pairwise_agreement
 from audit.docs.criteria import RULES, assess_document, evidence_table, proposals_table
 from audit.docs.summary import ALL_CRITERIA, criteria_summary
 from connectors.docs import find_documents, read_document, read_reviewer_scores
-from connectors.fs import fingerprint
-from connectors.run_data import input_root, relative_source
+from connectors.io.fs import fingerprint
+from connectors.runs.tables import input_root, relative_source
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer

@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import Field
 
 from audit.docs.template import render_template
-from connectors.runs import read_run_summary
+from connectors.runs.finished import read_run_summary
 from jobs.common.config import Flag, JobConfig, RunOptions
 
 RUNS = "runs to fill the template from"
@@ -101,7 +101,7 @@ def build_template(cfg: TemplateConfig) -> str:
 
 def run(cfg: TemplateConfig, opts: RunOptions) -> str:
     """Write the template to ``--to`` (the line printed says where), or return it for standard output."""
-    from jobs.common.rundir import write_text
+    from connectors.runs.rundir import write_text
 
     text = build_template(cfg)
     if cfg.to is None:

@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from audit.geo.evidence import TIERS
-from connectors.captions import PRESETS, ColumnMapping, CorpusSpec, detect_format, spec_from_preset
-from connectors.config_lists import read_yaml_list
+from connectors.captions.corpus import PRESETS, ColumnMapping, CorpusSpec, detect_format, spec_from_preset
+from connectors.io.yaml_lists import read_yaml_list
 from jobs.common.config import Alias, ConfigError, Flag, JobConfig, parse_named_inputs, validated
 
 CORPORA = "corpora (default: the shipped COCO 2017 val and Conceptual Captions val samples)"
@@ -45,7 +45,7 @@ class CorpusConfig(BaseModel):
         return self
 
     def to_spec(self, group_column: str | None) -> CorpusSpec:
-        """The preset's spec (``connectors.captions.spec_from_preset``) with this entry's own fields on top."""
+        """The preset's spec (``connectors.captions.corpus.spec_from_preset``) with this entry's own fields on top."""
         if self.preset:
             base = spec_from_preset(self.name, self.preset, self.paths)
         else:

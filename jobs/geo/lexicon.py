@@ -27,7 +27,7 @@ class LexiconExportConfig(JobConfig):
 def run(cfg: LexiconExportConfig, opts: RunOptions) -> str:
     from audit.geo.lexicon import LexiconConfig, apply_edits
     from audit.geo.profiles import build_lexicon
-    from connectors.lexicon import export_lexicon, load_lexicon, read_edits
+    from connectors.geo.lexicon import export_lexicon, load_lexicon, read_edits
 
     lex = build_lexicon(LexiconConfig(profile=cfg.profile)) if cfg.rebuild else load_lexicon(cfg.profile)
     if cfg.edits:

@@ -16,15 +16,15 @@ from audit.geo.association import AssociationConfig, associate
 from audit.geo.lexicon import Lexicon
 from audit.geo.sources import country_codes
 from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
-from connectors.caption_readers import read_shard
-from connectors.captions import CorpusSpec, Plan, plan_corpus
-from connectors.captions import Shard as CorpusShard
-from connectors.fs import FileRef
-from connectors.indicators import read_indicators
-from connectors.lexicon import load_lexicon
-from connectors.read_report import ReadReport
-from connectors.row_counts import count_files
-from connectors.run_data import input_root, relative_source, relativize_ids
+from connectors.captions.corpus import CorpusSpec, Plan, plan_corpus
+from connectors.captions.corpus import Shard as CorpusShard
+from connectors.captions.read import read_shard
+from connectors.geo.indicators import read_indicators
+from connectors.geo.lexicon import load_lexicon
+from connectors.io.fs import FileRef
+from connectors.io.read_report import ReadReport
+from connectors.io.row_counts import count_files
+from connectors.runs.tables import input_root, relative_source, relativize_ids
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer

@@ -20,7 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from audit.landscape.mpd import DEFAULT_PAIRS, EXACT_LIMIT
 from audit.landscape.perturb import PERTURBATIONS
-from connectors.config_lists import read_yaml_list
+from connectors.io.yaml_lists import read_yaml_list
 from connectors.models.spec import ModelSpecError, parse_model_spec
 from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs
 from jobs.common.config import ConfigError, Flag, validated

@@ -2,7 +2,7 @@
 
 Each samples file is one (model, task); its per-option continuation log-likelihoods go through
 the same ``result_rows`` as a model's label log-probs, so points, MPD and flags are computed the
-same way -- but they are a different probability (see ``connectors.lm_eval``), and the summary
+same way -- but they are a different probability (see ``connectors.landscape.lm_eval``), and the summary
 and report say so. Items are sampled with the same seeded hash as a model run (``--sample``),
 so every model of a task keeps the same documents. When one model has several samples files for
 a task (reruns), the latest date is used and the others are listed in the manifest.
@@ -15,7 +15,7 @@ import pandas as pd
 
 from audit.landscape.items import sample_indices
 from audit.landscape.summary import result_rows
-from connectors.lm_eval import LmEvalRun, find_lm_eval_runs, read_lm_eval_samples
+from connectors.landscape.lm_eval import LmEvalRun, find_lm_eval_runs, read_lm_eval_samples
 from jobs.landscape.config import LandscapeConfig
 
 

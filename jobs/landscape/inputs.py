@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from audit.landscape.items import McqaItem, mcqa_items, sample_indices, standardise_csqa
 from connectors.benchmarks import BenchmarkSpec, iter_benchmark_batches, plan_benchmark
-from connectors.read_report import ReadReport
+from connectors.io.read_report import ReadReport
 from jobs.landscape.config import LandscapeConfig
 
 REJECTED_SCHEMA = pa.schema([("benchmark", pa.string()), ("id", pa.string()), ("perturbation", pa.string()),

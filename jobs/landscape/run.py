@@ -5,7 +5,7 @@ them. On Ray: the items become perturbed prompt rows in a CPU stage (``stages.pr
 each model scores them on an actor pool (``jobs.common.models.model_stage``, the response cache
 under ``<out>/_cache/models`` in front), a CPU stage turns the label log-probs into landscape
 rows (``stages.landscape_batch``), written per model to ``data/scores/model=<name>/`` (the run-data
-convention of ``connectors.run_data``: ``pd.read_parquet("<run>/data/scores")`` loads every model). Back on the driver:
+convention of ``connectors.runs.tables``: ``pd.read_parquet("<run>/data/scores")`` loads every model). Back on the driver:
 those small tables become the summary (``jobs.landscape.summary``), the optional classifier
 runs on the review candidates, and report and manifest are written. ``--from-lm-eval`` skips
 the model: its rows come from lm-eval's samples files, and no Ray is started.
@@ -31,15 +31,15 @@ import pyarrow.parquet as pq
 
 from audit.landscape.prompts import McqaTemplate, load_template
 from audit.landscape.structure import StructurePrompt, load_structure_prompt
-from connectors.landscape_inputs import read_reference, read_review_labels, read_structure_prompt, read_template
+from connectors.landscape.inputs import read_reference, read_review_labels, read_structure_prompt, read_template
 from connectors.models import REPORT_COLUMN, merge_backend_reports
-from connectors.run_data import DATA_DIR, partition_segment
+from connectors.runs.rundir import join
+from connectors.runs.tables import DATA_DIR, partition_segment
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError, is_transient, one_line, user_code_error
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
 from jobs.common.models import model_counts, model_stage
-from jobs.common.rundir import join
 from jobs.landscape.config import LandscapeConfig, ModelConfig
 from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark
 from jobs.landscape.stages import SCORE_TABLE, landscape_batch, prompt_batch

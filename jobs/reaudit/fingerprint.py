@@ -23,7 +23,7 @@ import pyarrow as pa
 from pydantic import BaseModel
 
 from connectors.benchmarks import ITEM_SCHEMA, iter_benchmark_batches
-from connectors.fs import FileRef, expand
+from connectors.io.fs import FileRef, expand
 
 ITEM_FIELDS = tuple(n for n in ITEM_SCHEMA.names if n not in ("id", "benchmark"))
 FILES_SCHEMA = pa.schema([("input", pa.string()), ("url", pa.string()), ("size", pa.int64()), ("stamp", pa.string()),
@@ -129,7 +129,7 @@ def fingerprint(job: str, config: BaseModel, ignore: Iterable[str] = ()) -> Fing
             for row in batch.to_pylist():
                 items.append({"input": bench.name, "item_id": row["id"], "sha256": _item_hash(row, fields)})
     if hasattr(config, "corpus_configs"):
-        from connectors.captions import EXTENSIONS
+        from connectors.captions.corpus import EXTENSIONS
 
         for corpus in config.corpus_configs():
             spec = corpus.to_spec(None)

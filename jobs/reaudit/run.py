@@ -29,13 +29,13 @@ import yaml
 from pydantic import BaseModel
 
 from audit.stats.deltas import Threshold, compare_headlines
-from connectors.run_store import RunEntry, code_version, get_run, list_runs, store_of
+from connectors.runs.rundir import RunDirError, is_complete, join, new_run_id, read_json
+from connectors.runs.store import RunEntry, code_version, get_run, list_runs, store_of
 from jobs.common.config import ConfigError, RunOptions, validated
 from jobs.common.errors import JobError, one_line
 from jobs.common.flags import Command
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
-from jobs.common.rundir import RunDirError, is_complete, join, new_run_id, read_json
 from jobs.reaudit.config import AuditSpec, ReauditConfig, ReauditPlan, read_plan
 from jobs.reaudit.fingerprint import Fingerprints, fingerprint, item_changes
 from jobs.reaudit.report import diff_of, render_diff, render_summary_lines, summary_of

@@ -17,7 +17,7 @@ import posixpath
 import fsspec
 import pyarrow as pa
 
-from jobs.common.rundir import CONFIG_FILE, read_json, work_dir, write_json
+from connectors.runs.rundir import CONFIG_FILE, read_json, work_dir, write_json
 
 
 def unchanged_files(recorded: pa.Table | None, current: pa.Table) -> set[str]:

@@ -5,7 +5,7 @@ import json
 from collections.abc import Sequence
 
 from audit.stats.deltas import MetricDelta, compare_headlines
-from connectors.run_store import RunEntry, get_run, list_runs, store_of
+from connectors.runs.store import RunEntry, get_run, list_runs, store_of
 from jobs.common.config import ConfigError, RunOptions
 from jobs.runs.config import RunsCompareConfig, RunsListConfig, RunsShowConfig
 

@@ -1,7 +1,7 @@
 """``benchaudit scorers``: how much credit valid answer variants lose under each scorer, on Ray Data.
 
 Wiring only. The driver reads the benchmark's gold references and the answers to vary (the gold
-answers themselves, model outputs, or a reviewed variants file) through ``connectors.answers``
+answers themselves, model outputs, or a reviewed variants file) through ``connectors.scorers``
 and checks every question id and answer before any work, so a file naming an unknown question
 fails with its file and row. Answers are split into shards of whole questions; each
 ``ScorersTask`` generates and screens the variants of its shard (``audit.scoring.variants``),
@@ -34,11 +34,11 @@ from audit.scoring.sensitivity import (
 )
 from audit.scoring.truthfulqa import prepare_references
 from audit.scoring.variants import generate_variants
-from connectors.answers import read_answers, read_gold_references, read_variants
 from connectors.benchmarks import benchmark_files, file_ref
-from connectors.config_lists import read_name_list
-from connectors.fs import fingerprint
-from connectors.run_data import read_parts
+from connectors.io.fs import fingerprint
+from connectors.io.yaml_lists import read_name_list
+from connectors.runs.tables import read_parts
+from connectors.scorers import read_answers, read_gold_references, read_variants
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer

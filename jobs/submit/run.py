@@ -28,10 +28,10 @@ from urllib.parse import urlparse
 import fsspec
 import yaml
 
-from connectors.run_store import get_run, store_of
+from connectors.runs.rundir import is_local, join, new_run_id
+from connectors.runs.store import get_run, store_of
 from jobs.common.config import ConfigError, RunOptions
 from jobs.common.errors import JobError
-from jobs.common.rundir import is_local, join, new_run_id
 from jobs.submit.config import SubmissionConfig, SubmitOptions
 from jobs.submit.runtime_env import ROOT, runtime_env
 

@@ -1,7 +1,7 @@
 """``benchaudit traces``: an outcome-stratified audit of reasoning traces.
 
 Wiring only: ``connectors.traces`` reads the rubric, the traces and the ratings (and, when verdicts
-come from a design, ``connectors.designs`` and ``connectors.predictions`` read those);
+come from a design, ``connectors.coreset.designs`` and ``connectors.coreset.predictions`` read those);
 ``audit.traces.rubric`` checks the rubric steps and draws the outcome-stratified sample;
 ``audit.stats.agreement`` measures agreement between raters. Runs on the driver without Ray:
 the traces of a coreset are thousands of rows, and regex checks on them cost less than starting Ray.
@@ -15,8 +15,8 @@ import pandas as pd
 
 from audit.stats.agreement import fleiss_kappa, pairwise_cohen_kappa, rating_counts
 from audit.traces.rubric import outcome_stratified_sample, rubric_passes, trace_audit
-from connectors.designs import read_design
-from connectors.predictions import PredictionColumns, read_all_predictions
+from connectors.coreset.designs import read_design
+from connectors.coreset.predictions import PredictionColumns, read_all_predictions
 from connectors.traces import Rubric, Traces, join_verdicts, read_ratings, read_rubric, read_traces
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun

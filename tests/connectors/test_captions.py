@@ -8,8 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from connectors.caption_readers import read_shard
-from connectors.captions import (
+from connectors.captions.corpus import (
     MAX_TEXT_BYTES,
     ColumnMapping,
     CorpusError,
@@ -17,6 +16,7 @@ from connectors.captions import (
     plan_corpus,
     spec_from_preset,
 )
+from connectors.captions.read import read_shard
 from tests.builders import write_tar
 
 
@@ -177,7 +177,7 @@ def test_object_store_urls_through_fsspec(tmp_path):
 
 
 def test_format_detected_from_files_of_a_directory_or_glob(tmp_path):
-    from connectors.captions import detect_format
+    from connectors.captions.corpus import detect_format
 
     (tmp_path / "a.tsv.gz").write_bytes(gzip.compress(b"x\ty\n"))
     (tmp_path / "b.parquet").write_bytes(b"")

@@ -10,7 +10,7 @@ import pytest
 from audit.landscape.flags import wrong_counts
 from audit.landscape.prompts import load_template
 from audit.landscape.validate import match_reference, validation_by_threshold
-from connectors.landscape_inputs import (
+from connectors.landscape.inputs import (
     read_helm_predictions,
     read_redux_subject,
     read_redux_subjects,

@@ -9,7 +9,7 @@ import pytest
 
 from audit.landscape.mpd import mpd_exact
 from audit.landscape.summary import result_rows
-from connectors.lm_eval import PROBABILITY_KIND, LmEvalError, find_lm_eval_runs, read_lm_eval_results, read_lm_eval_samples
+from connectors.landscape.lm_eval import PROBABILITY_KIND, LmEvalError, find_lm_eval_runs, read_lm_eval_results, read_lm_eval_samples
 from tests.builders import CONTEXT, lm_eval_sample
 
 DATE = "2026-05-13T10-21-33.123456"

@@ -10,7 +10,7 @@ import pytest
 
 from audit.contamination.analysis import analyse
 from audit.contamination.outcomes import OutcomeError, check_outcomes
-from connectors.outcomes import OutcomeColumns, read_outcomes, write_outcomes
+from connectors.contamination.outcomes import OutcomeColumns, read_outcomes, write_outcomes
 from tests.fixtures.contamination.reference_study import reference_outcomes, write_reference_outcomes
 
 HEADER = "question_id,model,condition,r,correct"

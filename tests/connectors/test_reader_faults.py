@@ -16,15 +16,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from connectors import delimited
-from connectors.answers import read_answers, read_gold_references
 from connectors.benchmarks import BenchmarkError, BenchmarkSpec, FieldMapping, iter_benchmark_batches, read_benchmark
-from connectors.caption_readers import read_shard
-from connectors.captions import ColumnMapping, CorpusError, CorpusSpec, plan_corpus
-from connectors.fs import expand
-from connectors.predictions import PredictionColumns, read_predictions
-from connectors.read_report import SKIP_REASONS, ReadIOError, ReadReport
-from connectors.targets import TargetColumns, TargetError, plan_targets
+from connectors.captions.corpus import ColumnMapping, CorpusError, CorpusSpec, plan_corpus
+from connectors.captions.read import read_shard
+from connectors.coreset.predictions import PredictionColumns, read_predictions
+from connectors.coreset.targets import TargetColumns, TargetError, plan_targets
+from connectors.io import delimited
+from connectors.io.fs import expand
+from connectors.io.read_report import SKIP_REASONS, ReadIOError, ReadReport
+from connectors.scorers import read_answers, read_gold_references
 
 CSV = ColumnMapping(text="caption", url="url")
 

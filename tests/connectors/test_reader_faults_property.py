@@ -22,9 +22,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from connectors.benchmarks import BenchmarkError, BenchmarkSpec, FieldMapping, iter_benchmark_batches
-from connectors.caption_readers import read_shard
-from connectors.captions import ColumnMapping, CorpusError, CorpusSpec, plan_corpus
-from connectors.read_report import ReadReport
+from connectors.captions.corpus import ColumnMapping, CorpusError, CorpusSpec, plan_corpus
+from connectors.captions.read import read_shard
+from connectors.io.read_report import ReadReport
 
 ROWS = 40
 SEEDS = range(60)

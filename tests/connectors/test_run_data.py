@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pytest
 
-from connectors.fs import expand
-from connectors.run_data import (
+from connectors.io.fs import expand
+from connectors.runs.tables import (
     SQL_RESERVED,
     describe_tables,
     input_root,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from connectors import run_store
-from connectors.run_store import RunEntry, RunStoreError, code_version, get_run, list_runs, record_run
+from connectors.runs import store as run_store
+from connectors.runs.store import RunEntry, RunStoreError, code_version, get_run, list_runs, record_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,7 +54,7 @@ def test_an_entry_edited_into_garbage_is_skipped_not_fatal(tmp_path, caplog):
 
 WRITER = textwrap.dedent("""
     import sys
-    from connectors.run_store import RunEntry, record_run
+    from connectors.runs.store import RunEntry, record_run
     store, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     for i in range(n):
         for status in ("incomplete", "complete"):  # each run's entry is rewritten, as a job does at start and at commit

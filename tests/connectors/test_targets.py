@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from audit.coreset.design import DesignConfig, build_design
-from connectors.designs import read_design
-from connectors.predictions import PredictionColumns, read_predictions
-from connectors.targets import (
+from connectors.coreset.designs import read_design
+from connectors.coreset.predictions import PredictionColumns, read_predictions
+from connectors.coreset.targets import (
     TargetColumns,
     TargetError,
     TargetShard,

@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pyarrow as pa
 
-from connectors.utf8 import encodable, invalid_rows, valid_strings
+from connectors.io.utf8 import encodable, invalid_rows, valid_strings
 
 
 def python_mask(values: list[bytes | None]) -> np.ndarray:

@@ -48,7 +48,7 @@ def write_design(root: Path, with_group: bool = True) -> tuple[str, pd.DataFrame
     design["score"] = score[design["id"]]
     if with_group:
         design["group"] = [GROUPS.get(int(i)) for i in design["id"]]
-    (root / "data" / "design").mkdir(parents=True)  # the run-data layout a build writes (connectors.run_data)
+    (root / "data" / "design").mkdir(parents=True)  # the run-data layout a build writes (connectors.runs.tables)
     design.rename(columns={"group": "group_value"}).to_parquet(root / "data" / "design" / "part-0.parquet", index=False)
     (root / "design.json").write_text(json.dumps(manifest.to_dict()))
     return str(root), design

@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow.dataset as pads
 import pytest
 
-from connectors.run_data import SQL_RESERVED
+from connectors.runs.tables import SQL_RESERVED
 from jobs.common.summaries import SCHEMA_VERSION
 from tests.jobs.sample_runs import HOSTILE, JOBS, SYSTEM_B
 

@@ -8,7 +8,7 @@ import pytest
 
 from audit.contamination.items import format_problem, letters_phrase
 from audit.contamination.prompts import SLOTS, PromptError, PromptSet, aggregate_reports, parse_prompt, shipped_prompt
-from connectors.prompts import read_prompt_set
+from connectors.contamination.prompts import read_prompt_set
 
 ITEM = {
     "id": "q1", "benchmark": "toy", "question": "Which {value} is largest?", "passage": "Numbers: 3, 9, 4.",

@@ -8,7 +8,7 @@ import pytest
 
 from audit.conventions.build_inventory import build_inventory
 from audit.conventions.inventory import INVENTORY_FILE, load_inventory, word_varieties
-from connectors.spelling_sources import DATA_DIR, build_from_shared
+from scripts.derive.spelling_sources import DATA_DIR, build_from_shared
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 

@@ -9,7 +9,7 @@ from statsmodels.stats.weightstats import DescrStatsW
 
 from audit.geo.association import INDICATORS, AssociationConfig, associate, country_table
 from audit.geo.sources import country_codes
-from connectors.indicators import read_indicators
+from connectors.geo.indicators import read_indicators
 
 
 @pytest.fixture(scope="module")

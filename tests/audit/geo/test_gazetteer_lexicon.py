@@ -15,7 +15,7 @@ from audit.geo.gazetteer import LARGE_CITY_POPULATION, NAMESAKE_SHARE, admin1_is
 from audit.geo.lexicon import CASE_RULES, FULL_SCHEMA, SCHEMA, Lexicon, LexiconConfig
 from audit.geo.profiles import build_lexicon
 from audit.geo.sources import DATA
-from connectors.lexicon import load_lexicon, read_lexicon, save_lexicon, shipped_path
+from connectors.geo.lexicon import load_lexicon, read_lexicon, save_lexicon, shipped_path
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +182,7 @@ def test_wordsense_rules_by_hand():
 def test_emblem_and_instance_artifacts_are_not_blocked():
     """The blocker rule on a hand-made WordNet: a dish and a breed are blocked; a flag, a named
     bridge, a currency are not."""
-    from connectors.wordnet import Synset, WordNet
+    from scripts.derive.wordnet import Synset, WordNet
 
     syn = {s.key: s for s in [
         Synset("n:1", "noun.artifact", ("flag",), (), False),
@@ -200,7 +200,7 @@ def test_emblem_and_instance_artifacts_are_not_blocked():
 
 @pytest.mark.skipif(not Path("/usr/share/wordnet/data.noun").exists(), reason="WordNet 3.0 not installed (apt-get install wordnet-base)")
 def test_shipped_wordnet_tables_are_the_derivation():
-    from connectors.wordnet import read_wordnet
+    from scripts.derive.wordnet import read_wordnet
 
     wn = read_wordnet("/usr/share/wordnet")
     names = {"reading", "phoenix", "jackson", "london", "highways", "media", "nice", "vancouver"}
@@ -216,7 +216,7 @@ def test_shipped_wordnet_tables_are_the_derivation():
 @pytest.mark.skipif(importlib.util.find_spec("names") is None,
                     reason="the census name files come with the 'names' package (build time only)")
 def test_shipped_census_names_are_the_derivation():
-    from connectors.census_names import MIN_FREQUENCY_PCT, read_census_names
+    from scripts.derive.census_names import MIN_FREQUENCY_PCT, read_census_names
 
     census = read_census_names()
     assert census["pct"].min() >= MIN_FREQUENCY_PCT

@@ -11,7 +11,7 @@ from audit.geo.resolve import CountryResolver
 
 @pytest.fixture(scope="module")
 def gazetteer():
-    from connectors.lexicon import load_lexicon
+    from connectors.geo.lexicon import load_lexicon
 
     return CountryResolver(load_lexicon("gazetteer").entries)
 

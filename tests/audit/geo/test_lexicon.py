@@ -12,7 +12,7 @@ from audit.geo.lexicon import (
     content_hash,
 )
 from audit.geo.profiles import build_lexicon
-from connectors.lexicon import (
+from connectors.geo.lexicon import (
     load_lexicon,
     read_edits,
     read_lexicon,

@@ -77,7 +77,7 @@ def test_an_unknown_match_type_is_named():
 
 def test_every_shipped_entry_is_searched(paper_lexicon):
     """Each row of a shipped lexicon lands in exactly the patterns its case rule asks for."""
-    from connectors.lexicon import load_lexicon
+    from connectors.geo.lexicon import load_lexicon
 
     for entries in (paper_lexicon.entries, load_lexicon("gazetteer").entries):
         p = compile_patterns(entries, ALL_MATCH_TYPES)
@@ -90,7 +90,7 @@ def test_every_shipped_entry_is_searched(paper_lexicon):
 
 def test_a_street_check_stays_within_its_record():
     """The token after a place at the very end of a caption is nobody's: not the next caption's first word."""
-    from connectors.lexicon import load_lexicon
+    from connectors.geo.lexicon import load_lexicon
 
     resolver = CountryResolver(load_lexicon("gazetteer").entries)
     texts = pa.array(["Charges were filed in Kaufman County.", "Court records show it.", "The fire at 6016 Dublin Road"])

@@ -11,7 +11,7 @@ from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
 
 @pytest.fixture(scope="module")
 def entries():
-    from connectors.lexicon import load_lexicon
+    from connectors.geo.lexicon import load_lexicon
 
     return load_lexicon("gazetteer").entries
 

@@ -89,6 +89,6 @@ def test_user_code_errors_are_unwrapped_from_ray_text():
         pass
 
     text = ("ray::MapBatches(_read_shards)() (pid=1, ip=1)\n  File \"x.py\", line 3, in f\n"
-            "connectors.targets.TargetError: t.parquet: column 'label' has value 2 at row 7; expected 0 or 1\n")
+            "connectors.coreset.targets.TargetError: t.parquet: column 'label' has value 2 at row 7; expected 0 or 1\n")
     assert user_code_error(RayTaskError(text)) == "t.parquet: column 'label' has value 2 at row 7; expected 0 or 1"
     assert user_code_error(ValueError("plain")) is None

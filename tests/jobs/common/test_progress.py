@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from connectors.fs import expand
-from connectors.row_counts import count_files, count_rows
+from connectors.io.fs import expand
+from connectors.io.row_counts import count_files, count_rows
 from jobs.common.config import RunOptions
 from jobs.common.progress import Progress
 from jobs.geo.config import CorpusConfig, GeoConfig

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from jobs.common.rundir import LOCK_FILE, RunDir, RunDirError, new_run_id, write_json
+from connectors.runs.rundir import LOCK_FILE, RunDir, RunDirError, new_run_id, write_json
 
 
 def test_partial_then_commit(tmp_path, monkeypatch):
@@ -55,7 +55,7 @@ def test_resume_of_an_unknown_run_id_lists_the_resumable_ones(tmp_path):
 
 def test_a_live_run_cannot_be_resumed_by_another_process(tmp_path):
     out = str(tmp_path)
-    code = ("import sys, time; from jobs.common.rundir import RunDir; "
+    code = ("import sys, time; from connectors.runs.rundir import RunDir; "
             f"RunDir({out!r}, 'job', 'live', {{}}, 'h', resume=False); print('locked', flush=True); time.sleep(60)")
     owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

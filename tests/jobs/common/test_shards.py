@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from connectors.runs.rundir import RunDir
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError
 from jobs.common.manifest import StageTimer
-from jobs.common.rundir import RunDir
 from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit, limited, run_shards
 
 

@@ -59,7 +59,7 @@ def test_a_missing_model_r_cell_is_listed_and_left_out(tmp_path):
     table.loc[failed, "status"] = "timeout"
     table.loc[failed, "correct"] = None
     path = tmp_path / "outcomes.parquet"
-    from connectors.outcomes import write_outcomes
+    from connectors.contamination.outcomes import write_outcomes
 
     write_outcomes(table[~gone], str(path))
     summary, _, report = load(run(ContaminationConfig(outcomes=[str(path)], bootstrap=200), RunOptions(out=str(tmp_path / "r"))))

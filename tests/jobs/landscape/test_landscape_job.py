@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from audit.landscape.prompts import load_template
-from connectors.run_data import read_table
+from connectors.runs.tables import read_table
 from jobs.cli import main
 from jobs.common.config import RunOptions
 from jobs.landscape.config import LandscapeConfig

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from connectors.run_data import read_table
+from connectors.runs.tables import read_table
 from jobs.cli import main
 from tests.builders import LN, A, B, write_lm_eval_runs
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from jobs.common.rundir import RunDir, RunDirError, _atomic_write, is_complete, write_json
+from connectors.runs.rundir import RunDir, RunDirError, _atomic_write, is_complete, write_json
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "connectors" / "samples"
 # Stop a job between its payload and its completion marker, as a crash there would.
-CUT_BEFORE_MARKER = ("import os, sys\nimport jobs.common.rundir as r\nwrite = r.write_text\n"
+CUT_BEFORE_MARKER = ("import os, sys\nimport connectors.runs.rundir as r\nwrite = r.write_text\n"
                      "def cut(url, text):\n    if url.endswith('/_SUCCESS'):\n        os._exit(9)\n    write(url, text)\n"
                      "r.write_text = cut\nfrom jobs.cli import main\nsys.exit(main(sys.argv[1:]))\n")
 

@@ -17,7 +17,7 @@ from audit.scoring.sensitivity import (
     run_sensitivity,
 )
 from audit.stats.bootstrap import BootstrapConfig
-from connectors.answers import read_gold_references
+from connectors.scorers import read_gold_references
 from jobs.cli import main
 from jobs.common.benchmarks import BenchmarkConfig
 from jobs.common.config import RunOptions

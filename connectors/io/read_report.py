@@ -155,7 +155,7 @@ class RowFaults:
 
 # Exceptions that mean "these bytes are not a valid file of that format" when raised by a parser or a
 # decompressor (pyarrow reports corrupt Parquet pages as OSError). ReadIOError is raised only by the
-# byte source (connectors.fs), so it is told apart from these before they are converted.
+# byte source (connectors.io.fs), so it is told apart from these before they are converted.
 _BAD_BYTES = (OSError, EOFError, ValueError, tarfile.TarError, zlib.error, lzma.LZMAError, pa.ArrowException)
 
 

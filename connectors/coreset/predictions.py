@@ -30,14 +30,14 @@ import pandas as pd
 import pyarrow as pa
 
 from audit.coreset.validate import binary_predictions
-from connectors.fs import FileRef, describe, expand, fingerprint
-from connectors.targets import (
+from connectors.coreset.targets import (
     EXTENSIONS,
     TargetError,
     detect_format,
     read_columns,
     schema_names,
 )
+from connectors.io.fs import FileRef, describe, expand, fingerprint
 
 Missing = Literal["error", "negative"]
 OPTIONAL = ("run", "group", "response")

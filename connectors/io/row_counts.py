@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import fsspec
 from fsspec.utils import infer_compression
 
-from connectors.fs import FileRef, open_input
+from connectors.io.fs import FileRef, open_input
 
 EXACT_BYTES = 256 << 20
 SAMPLE_BYTES = 8 << 20

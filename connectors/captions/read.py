@@ -1,8 +1,8 @@
 """Reading caption shards into the item schema, one format per reader, bad rows counted not lost.
 
 Every reader isolates faults to the row: a bad value is a row kept with its ``skip_reason`` (see
-``connectors.read_report.SKIP_REASONS``), a CSV span the parser gave up on is reported as unread
-(``connectors.delimited``), and each read fills a ``ReadReport``. Bytes broken as a whole (a tar cut
+``connectors.io.read_report.SKIP_REASONS``), a CSV span the parser gave up on is reported as unread
+(``connectors.io.delimited``), and each read fills a ``ReadReport``. Bytes broken as a whole (a tar cut
 short or damaged, a compressed stream cut short, a corrupt Parquet page, fewer Parquet rows than its
 footer promises) make the shard unreadable: a ``CorpusError`` naming the file and what was cut,
 never a short read that looks complete. Failures of the byte source itself are ``ReadIOError``.
@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from connectors.captions import (
+from connectors.captions.corpus import (
     BATCH_ROWS,
     ITEM_SCHEMA,
     MAX_TEXT_BYTES,
@@ -26,9 +26,9 @@ from connectors.captions import (
     CorpusSpec,
     Shard,
 )
-from connectors.delimited import Dialect, header_names, read_pieces
-from connectors.read_report import ReadReport, input_errors
-from connectors.utf8 import encodable, valid_strings
+from connectors.io.delimited import Dialect, header_names, read_pieces
+from connectors.io.read_report import ReadReport, input_errors
+from connectors.io.utf8 import encodable, valid_strings
 
 
 def read_shard(shard: Shard, spec: CorpusSpec, report: ReadReport | None = None) -> Iterator[pa.RecordBatch]:

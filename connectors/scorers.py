@@ -23,7 +23,7 @@ from audit.scoring.sensitivity import GoldReferences
 from audit.scoring.variants import VARIANT_COLUMNS
 from connectors.benchmarks import BadRecord, BenchmarkError, BenchmarkSpec, benchmark_files, iter_file_batches
 from connectors.benchmarks.formats import csv_records, drop_official, guess_format, json_records
-from connectors.read_report import input_errors
+from connectors.io.read_report import input_errors
 
 _VARIANT_REQUIRED = ("question_id", "original", "variant", "transformation")
 

@@ -14,7 +14,7 @@ from fsspec.compression import compr
 from fsspec.core import url_to_fs
 from fsspec.utils import infer_compression
 
-from connectors.read_report import ReadIOError
+from connectors.io.read_report import ReadIOError
 
 _GLOB_CHARS = "*?["
 

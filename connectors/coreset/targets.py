@@ -21,8 +21,8 @@ import pyarrow.json as pjson
 import pyarrow.parquet as pq
 
 from audit.coreset.validate import binary_labels, binary_predictions, finite_scores
-from connectors.fs import FileRef, expand, fingerprint
-from connectors.read_report import InputError, ReadIOError, input_errors
+from connectors.io.fs import FileRef, expand, fingerprint
+from connectors.io.read_report import InputError, ReadIOError, input_errors
 
 EXTENSIONS = {
     "parquet": (".parquet", ".pq"),

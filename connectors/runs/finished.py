@@ -23,11 +23,11 @@ def read_run_summary(run: str, job: str) -> dict:
 def read_run_dirs(root: str) -> list:
     """Every finished run directory ``<root>/<job>/<run-id>/`` (manifest + summary) as run-store entries.
 
-    Why beside the run store (``connectors.run_store``): runs written before the store existed, or a
+    Why beside the run store (``connectors.runs.store``): runs written before the store existed, or a
     run root copied without its ``_runs/``, still list; a run the store also holds is the store's.
     Unfinished runs (``.<id>.partial``) are the store's to report.
     """
-    from connectors.run_store import STORE_DIR, RunEntry
+    from connectors.runs.store import STORE_DIR, RunEntry
 
     fs, base = url_to_fs(root)
     if not fs.exists(base):
@@ -56,7 +56,7 @@ def read_run_dirs(root: str) -> list:
 def list_all_runs(root: str) -> list:
     """The runs of a run root: the run store's entries (``<root>/_runs``), plus finished run
     directories it does not list; oldest first."""
-    from connectors.run_store import list_runs, store_of
+    from connectors.runs.store import list_runs, store_of
 
     stored = list_runs(store_of(root))
     seen = {(e.job, e.run_id) for e in stored}

@@ -26,7 +26,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
-from connectors.records import ShardRecordWriter
+from connectors.runs.records import ShardRecordWriter
 
 DATA_DIR = "data"
 # DuckDB's reserved keywords (``SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'``,

@@ -1,7 +1,7 @@
 """World Bank indicators, one value per country and indicator (the latest year, kept with it).
 
 The shipped table (``connectors/data/worldbank/indicators.csv``, CC BY 4.0, derived by
-``scripts/derive_shipped_data.py`` from the World Bank WDI files listed in its README) is the
+``scripts/derive/shipped_data.py`` from the World Bank WDI files listed in its README) is the
 default; a user can pass their own CSV in the same long layout: ``alpha3, indicator, year, value``.
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
 from audit.contamination.outcomes import COLUMNS, REQUIRED, ROW, SOURCE, OutcomeError, check_outcomes
-from connectors.fs import FileRef, describe, expand, fingerprint
+from connectors.io.fs import FileRef, describe, expand, fingerprint
 
 PARQUET = (".parquet", ".pq")
 CSV = (".csv", ".csv.gz")

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from fsspec.core import url_to_fs
 
-from connectors.code_graph import module_files, module_imports
+from connectors.runs.code_graph import module_files, module_imports
 
 Status = Literal["complete", "incomplete", "failed"]
 STATUSES = ("complete", "incomplete", "failed")
@@ -152,7 +152,7 @@ def get_run(root: str, run_id: str, job: str | None = None) -> RunEntry:
 
 # -- code version ---------------------------------------------------------------------------------
 def _project_root() -> Path:
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[2]
 
 
 def _data_files(directory: Path) -> list[Path]:

@@ -1,7 +1,7 @@
 """Derive the small data tables benchaudit ships from the public sources under ../shared/data.
 
 Run once by a maintainer when a source changes (the outputs are committed with their licences):
-    python scripts/derive_shipped_data.py --shared ../shared/data
+    python scripts/derive/shipped_data.py --shared ../shared/data
 Writes:
   audit/geo/data/country_facts_mledoze.csv   alpha2, alpha3, demonym_m, demonym_f, region, subregion, independent (ODbL 1.0)
   connectors/data/worldbank/indicators.csv    alpha3, indicator, year, value — latest year per country (CC BY 4.0)
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def derive_country_facts(shared: Path) -> None:

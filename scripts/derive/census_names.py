@@ -4,7 +4,7 @@ The Census Bureau's "Frequently Occurring Surnames and First Names" (1990; a US 
 the public domain) list every surname and given name borne by enough people to cover 90% of the
 population, each with its frequency. The ``names`` package (MIT) ships the three files unchanged.
 
-``python -m connectors.census_names`` derives ``audit/geo/data/census_person_names.csv``: the place
+``python -m scripts.derive.census_names`` derives ``audit/geo/data/census_person_names.csv``: the place
 names that are also a given name or surname borne by at least ``MIN_FREQUENCY_PCT`` of the people
 (1 in 100,000). The gazetteer build reads only that table.
 """
@@ -36,7 +36,7 @@ def main() -> None:
     from audit.geo.gazetteer_lexicon import place_name_norms
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "audit" / "geo" / "data" / "census_person_names.csv"))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[2] / "audit" / "geo" / "data" / "census_person_names.csv"))
     args = ap.parse_args()
     names, _ = place_name_norms()
     df = read_census_names()

@@ -15,11 +15,11 @@ import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
 from audit.coreset.design import DESIGN_COLUMNS, DesignManifest
-from connectors.fs import FileRef, expand
-from connectors.run_data import table_url as table_url_of
-from connectors.targets import TargetError, check_columns
+from connectors.coreset.targets import TargetError, check_columns
+from connectors.io.fs import FileRef, expand
+from connectors.runs.tables import table_url as table_url_of
 
-DESIGN_TABLE = "design"  # data/design/ in the run-data convention (connectors.run_data)
+DESIGN_TABLE = "design"  # data/design/ in the run-data convention (connectors.runs.tables)
 DESIGN_FILE = "design.parquet"  # where builds before the convention wrote it (still read)
 MANIFEST_FILE = "design.json"
 GROUP_COLUMN = "group_value"  # the design's group as stored ("group" is an SQL keyword); "group" in memory

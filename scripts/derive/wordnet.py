@@ -1,6 +1,6 @@
 """Princeton WordNet 3.0 read from its database files, for the gazetteer lexicon's word filters.
 
-Used at build time only, by a maintainer: ``python -m connectors.wordnet [--dict /usr/share/wordnet]``
+Used at build time only, by a maintainer: ``python -m scripts.derive.wordnet [--dict /usr/share/wordnet]``
 (Debian: ``apt-get install wordnet-base``) derives the two small tables the lexicon build reads
 (``audit/geo/data/wordnet_names.csv``, ``wordnet_collocations.csv``) and writes them with WordNet's
 licence notice. Nothing at run time, and no test, needs WordNet itself.
@@ -79,7 +79,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dict", default="/usr/share/wordnet", help="WordNet 3.0 dict directory")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "audit" / "geo" / "data"))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[2] / "audit" / "geo" / "data"))
     args = ap.parse_args()
     wn = read_wordnet(args.dict)
     names, aliases = place_name_norms()

@@ -1,6 +1,6 @@
 """The public spelling lists behind the conventions inventory: read them, write the shipped CSV.
 
-    python -m connectors.spelling_sources --data-dir ../shared/data
+    python -m scripts.derive.spelling_sources --data-dir ../shared/data
 
 The rules live in ``audit/conventions/build_inventory.py`` (pure functions over parsed lists);
 this module only reads the three sources in the layout of the project's shared data and writes
@@ -57,7 +57,7 @@ def write_inventory(rows: list[InventoryRow], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    parser.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data")
     parser.add_argument("--out", type=Path, default=DATA_DIR / INVENTORY_FILE)
     args = parser.parse_args(argv)
     if not (args.data_dir / "spelling_varcon" / "varcon.txt").exists():

@@ -4,7 +4,7 @@ A corpus is split into *shards* (a Parquet row-group range, or one whole CSV/JSO
 ids derive from the file URL, its size/stamp and the row range, never from Ray block indices, so a
 resumed run recognises the shards it already finished. ``caption_readers.read_shard`` yields Arrow batches in the
 item schema; rows that cannot be used are kept with a ``skip_reason`` so they are counted, not lost, and
-it fills a ``connectors.read_report.ReadReport``.
+it fills a ``connectors.io.read_report.ReadReport``.
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from connectors.delimited import header_names
-from connectors.fs import FileRef, expand, fingerprint
-from connectors.read_report import InputError, ReadIOError
+from connectors.io.delimited import header_names
+from connectors.io.fs import FileRef, expand, fingerprint
+from connectors.io.read_report import InputError, ReadIOError
 
 Format = Literal["parquet", "jsonl", "csv", "tsv", "webdataset"]
 EXTENSIONS: dict[Format, tuple[str, ...]] = {

@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from connectors.read_report import ReadReport
+from connectors.io.read_report import ReadReport
 
 PIECE_BYTES = 16 << 20
 MAX_QUOTED_BYTES = 64 << 20  # a quoted span longer than this is taken for a quote that never closes

@@ -1,0 +1,1 @@
+"""Caption corpora (the geo audit's input): corpus specs and presets (``corpus``), shard readers (``read``)."""

@@ -1,0 +1,1 @@
+"""What the contamination audit reads besides benchmarks: prompt files (``prompts``) and outcome tables (``outcomes``)."""

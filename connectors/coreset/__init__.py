@@ -1,0 +1,1 @@
+"""What HT-Coreset reads: target tables (``targets``), prediction files (``predictions``), saved designs (``designs``)."""
