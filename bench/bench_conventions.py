@@ -25,7 +25,8 @@ from audit.conventions.inventory import load_inventory
 from audit.conventions.metrics import BenchmarkSummary, merge_counts, summarize
 from audit.conventions.stage import ConventionStage
 from audit.stats.bootstrap import BootstrapConfig
-from connectors.benchmarks import BenchmarkSpec, read_benchmark
+from connectors.benchmarks.read import read_benchmark
+from connectors.benchmarks.spec import BenchmarkSpec
 
 BENCHMARKS = (
     ("truthfulqa", "truthfulqa/TruthfulQA.csv"),

@@ -22,7 +22,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bench.common import PeakRSS
-from connectors.benchmarks import BenchmarkSpec, read_benchmark
+from connectors.benchmarks.read import read_benchmark
+from connectors.benchmarks.spec import BenchmarkSpec
 
 OUT = Path(__file__).resolve().parent / "out"
 SAMPLES = Path(__file__).resolve().parents[1] / "connectors" / "samples" / "benchmarks"

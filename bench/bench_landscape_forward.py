@@ -23,9 +23,9 @@ import time
 import numpy as np
 import torch
 
-from audit.landscape.prompts import Prompt
+from audit.mcqa.prompt import Prompt
 from bench.common import pin_one_core
-from connectors.models import build_backend
+from connectors.models.registry import build_backend
 from tests.servers.tiny_lm import WORDS, build_tiny_lm
 
 

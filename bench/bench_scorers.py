@@ -32,7 +32,7 @@ from audit.scoring.sensitivity import (
 )
 from audit.stats.bootstrap import BootstrapConfig, cluster_bootstrap_mean
 from bench.common import pin_one_core
-from connectors.benchmarks import BenchmarkSpec
+from connectors.benchmarks.spec import BenchmarkSpec
 from connectors.scorers import read_gold_references
 
 SAMPLES = Path(__file__).resolve().parents[1] / "connectors" / "samples" / "benchmarks"

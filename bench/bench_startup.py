@@ -1,6 +1,11 @@
-"""Fixed overhead per job on a small input: a fresh ``benchaudit`` process per run, as a user starts it.
+"""What a user waits for before any work: ``--help``, then a job's fixed overhead on a small input.
 
+    python -m bench.bench_startup --help-only [--repeats 10]     # benchaudit --help and benchaudit geo --help
     python -m bench.bench_startup [--repeats 3] [--with-running-ray]
+
+Help: the installed ``benchaudit`` script in a fresh process, cold (no bytecode cache: a fresh
+``PYTHONPYCACHEPREFIX``, so every module is compiled, as on the first run after an install) and
+warm (bytecode cached, the usual case), the median of ``--repeats`` runs each.
 
 "before" is ``--executor ray`` (every sharded job starts a local Ray, as all did before small
 inputs ran in-process); "after" is the default ``--executor auto``. Both run side by side, in
@@ -41,9 +46,34 @@ def timed(args: list[str], out: str, env: dict | None = None) -> float:
     return time.perf_counter() - started
 
 
-def cli_import_s() -> float:
-    code = "import time; t = time.perf_counter(); import jobs.cli; print(time.perf_counter() - t)"
-    return float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+HELP = {"benchaudit --help": ["--help"], "benchaudit geo --help": ["geo", "--help"]}
+
+
+def help_seconds(args: list[str], cold: bool) -> float:
+    """One ``benchaudit ARGS`` in a new process; ``cold``: with an empty bytecode cache."""
+    env = dict(os.environ)
+    prefix = tempfile.mkdtemp(prefix="pycache-") if cold else None
+    if prefix:
+        env["PYTHONPYCACHEPREFIX"] = prefix
+    started = time.perf_counter()
+    subprocess.run([str(Path(sys.executable).parent / "benchaudit"), *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                   env=env)
+    elapsed = time.perf_counter() - started
+    if prefix:
+        shutil.rmtree(prefix, ignore_errors=True)
+    return elapsed
+
+
+def help_rows(repeats: int) -> list[tuple[str, float, float]]:
+    rows = []
+    for name, args in HELP.items():
+        help_seconds(args, cold=False)  # fills the ordinary bytecode cache
+        cold, warm = [], []
+        for _ in range(repeats):  # alternate, so a busy moment hits both
+            cold.append(help_seconds(args, cold=True))
+            warm.append(help_seconds(args, cold=False))
+        rows.append((name, statistics.median(cold), statistics.median(warm)))
+    return rows
 
 
 def _targets(path: Path) -> None:
@@ -92,7 +122,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--with-running-ray", action="store_true")
     ap.add_argument("--running-ray-only", action="store_true", help="only the joined-Ray comparison")
+    ap.add_argument("--help-only", action="store_true", help="only the --help timings")
     a = ap.parse_args()
+    print(f"{'command':24} {'cold, s':>8} {'warm, s':>8}   (median of {a.repeats}; cold: no bytecode cache)")
+    for name, cold, warm in help_rows(a.repeats):
+        print(f"{name:24} {cold:8.2f} {warm:8.2f}")
+    if a.help_only:
+        return
     work = Path(tempfile.mkdtemp(prefix="bench-startup-"))
     try:
         rows = []
@@ -102,7 +138,6 @@ def main() -> None:
                 before.append(timed([*args, "--executor", "ray"], str(work / "runs")))
                 after.append(timed(args, str(work / "runs")))
             rows.append((name, statistics.median(before), statistics.median(after)))
-        print(f"CLI import (what --help costs): {cli_import_s():.2f} s")
         print(f"{'job (small input)':32} {'before: on Ray, s':>18} {'after: auto, s':>15} {'saved':>7}")
         for name, before, after in rows:
             print(f"{name:32} {before:18.1f} {after:15.1f} {before / after:6.1f}×")

@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
-from audit.landscape.items import McqaItem
 from audit.landscape.prompts import load_template
+from audit.mcqa.items import McqaItem
 from bench.common import random_llama
 from connectors.models.hf import HFBackend
 from connectors.models.spec import ModelSpec

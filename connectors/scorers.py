@@ -21,8 +21,10 @@ from fsspec.core import url_to_fs
 from audit.scoring.drop import parse_drop_dataset
 from audit.scoring.sensitivity import GoldReferences
 from audit.scoring.variants import VARIANT_COLUMNS
-from connectors.benchmarks import BadRecord, BenchmarkError, BenchmarkSpec, benchmark_files, iter_file_batches
 from connectors.benchmarks.formats import csv_records, drop_official, guess_format, json_records
+from connectors.benchmarks.read import benchmark_files, iter_file_batches
+from connectors.benchmarks.schema import BadRecord, BenchmarkError
+from connectors.benchmarks.spec import BenchmarkSpec
 from connectors.io.read_report import input_errors
 
 _VARIANT_REQUIRED = ("question_id", "original", "variant", "transformation")

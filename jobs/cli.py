@@ -1,63 +1,88 @@
-"""``benchaudit``: one command, a subcommand per job (a registry line each).
+"""``benchaudit``: one command, a subcommand per job, found in the registry (``jobs.common.registry``).
 
     benchaudit geo                       # the embedded default: shipped captions, local Ray
     benchaudit geo --corpus wit:wit:s3://bucket/wit/*.tsv.gz --group-column language --address auto
     benchaudit geo lexicon --profile extended --to lexicon.csv --rejected rejected.csv
     benchaudit coreset build --input targets.parquet --tau 0.8
+
+``--help``, ``--version`` and a mistyped command are answered from the registry alone; a command
+line imports only the command it names (its options), and the job's science, Ray and model
+libraries only when it runs.
 """
 from __future__ import annotations
 
-import importlib
-import logging
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 
-from jobs.common.config import RunOptions
-from jobs.common.errors import failure_lines, format_traceback
-from jobs.common.flags import Command, build_parser, make_config, parse
-from jobs.common.ray_start import hush_native_noise
+from jobs.common.registry import JOBS, OPERATIONS
 
-# The registry: each module holds one top-level ``COMMAND`` (with its nested subcommands).
-JOB_CLIS = ("jobs.geo.cli", "jobs.conventions.cli", "jobs.scorers.cli", "jobs.docs.cli", "jobs.coreset.cli",
-            "jobs.traces.cli", "jobs.landscape.cli",
-            "jobs.contamination.cli",
-            "jobs.runs.cli", "jobs.reaudit.cli", "jobs.submit.cli", "jobs.report.cli")
-
-
-def commands() -> list[Command]:
-    return [importlib.import_module(m).COMMAND for m in JOB_CLIS]
+DESCRIPTION = "Audits of what AI benchmark scores and caption corpora measure, on Ray."
 
 
 def version() -> str:
+    from importlib import metadata
+
     try:
         return metadata.version("benchaudit")
     except metadata.PackageNotFoundError:
         return "unknown"
 
 
-def _import(target: str):
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+def top_help() -> str:
+    """``benchaudit --help``: the registry as a table."""
+    width = max(len(c.name) for c in JOBS + OPERATIONS) + 2
+
+    def rows(entries) -> str:
+        return "\n".join(f"  {c.name:<{width}}{c.help}" for c in entries)
+
+    return (f"usage: benchaudit COMMAND [options]   (benchaudit COMMAND --help: its options, with their defaults)\n\n"
+            f"{DESCRIPTION}\n\njobs:\n{rows(JOBS)}\n\nother commands:\n{rows(OPERATIONS)}\n\n"
+            f"options:\n  -h, --help  show this help and exit\n  --version   show the version and exit\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser(commands(), version())
-    bound = parse(parser, sys.argv[1:] if argv is None else argv)
-    if bound is None or bound.command.run is None:  # 'benchaudit' or 'benchaudit coreset' alone: show what exists
-        (parser if bound is None else bound.parser).print_help()
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(top_help(), end="")
+        return 0 if args else 2
+    if args[0] == "--version":
+        print(f"benchaudit {version()}")
+        return 0
+    from jobs.common.flags import UsageError, resolve
+
+    try:
+        bound = resolve(args)
+    except UsageError as exc:
+        print(f"{exc.prog}: error: {exc}\n(see '{exc.prog} --help')", file=sys.stderr)
         return 2
+    command = bound.command
+    if command.run is None:  # 'benchaudit coreset' alone: show what exists
+        bound.parser.print_help()
+        return 2
+    return run(bound, embedded=argv is not None)
+
+
+def run(bound, embedded: bool) -> int:
+    """Run a resolved command: at most three lines on failure, the output paths on success."""
+    from jobs.common.config import RunOptions
+    from jobs.common.errors import failure_lines, format_traceback
+    from jobs.common.flags import make_config
+    from jobs.common.ray_start import hush_native_noise
+    from jobs.common.registry import attribute
+
     command = bound.command
     if command.replaced_by:
         print(f"{bound.prog}: warning: deprecated; use '{command.replaced_by}'", file=sys.stderr)
     log_level = bound.given.get("log_level", "info")
-    if log_level != "debug" and argv is None:  # a real command line, not a caller embedding main()
+    if log_level != "debug" and not embedded:  # a real command line, not a caller embedding main()
         hush_native_noise()
+    import logging
+
     logging.basicConfig(level=logging.DEBUG if log_level == "debug" else logging.WARNING, format="%(message)s")
     try:
         opts = make_config(RunOptions, bound.given)
         cfg = make_config(command.config, bound.given) if command.config is not None else None
-        result = _import(command.run)(cfg, opts)
+        result = attribute(command.run)(cfg, opts)
     except BaseException as exc:  # noqa: BLE001 -- every failure becomes at most three lines
         if isinstance(exc, SystemExit):
             raise

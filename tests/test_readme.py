@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.cli import commands, version
 from jobs.common.config import RunOptions
-from jobs.common.flags import build_parser, make_config, parse
+from jobs.common.flags import make_config, resolve
+from jobs.common.registry import COMMANDS as REGISTERED
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -33,7 +33,7 @@ COMMANDS = readme_commands()
 
 def test_the_readme_shows_every_job():
     shown = {argv_of(c)[0] for c in COMMANDS}
-    assert {c.name for c in commands()} - {"report"} <= shown
+    assert {c.name for c in REGISTERED} - {"report"} <= shown
 
 
 @pytest.mark.parametrize("line", COMMANDS)
@@ -41,10 +41,10 @@ def test_readme_command_parses_and_validates(line, capsys):
     argv = argv_of(line)
     if "--help" in argv:
         with pytest.raises(SystemExit) as exit_:
-            parse(build_parser(commands(), version()), argv)
+            resolve(argv)
         assert exit_.value.code == 0
         return
-    bound = parse(build_parser(commands(), version()), argv)
+    bound = resolve(argv)
     assert bound is not None and bound.command.run is not None, line
     make_config(RunOptions, bound.given)
     if bound.command.config is not None:

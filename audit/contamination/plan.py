@@ -24,13 +24,13 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from audit.contamination.answers import Outcome, score_answer, unscored
-from audit.contamination.items import Item, format_problem, gold_letter, letters, letters_phrase
+from audit.contamination.choices import DEFAULT_M
 from audit.contamination.prompts import PromptSet, aggregate_reports
+from audit.mcqa.items import McqaItem, format_problem
 
 CLEAN = "forward_full"
 NOISY = "noisy_rewrite"
 CONDITIONS = (CLEAN, NOISY)
-DEFAULT_M = 9
 Design = Literal["nested", "independent"]
 
 
@@ -121,14 +121,14 @@ class CallPlan:
                 "noisy_router_calls": noisy, "worker_calls": len(self.worker_tasks)}
 
 
-def router_prompt(item: Item, condition: str, prompts: PromptSet) -> str:
+def router_prompt(item: McqaItem, condition: str, prompts: PromptSet) -> str:
     """The text a router of ``condition`` receives for ``item``."""
     return prompts.router(condition).render(problem=format_problem(item))
 
 
-def worker_prompt(item: Item, router_texts: Sequence[str], prompts: PromptSet) -> str:
+def worker_prompt(item: McqaItem, router_texts: Sequence[str], prompts: PromptSet) -> str:
     """The text the worker receives: the aggregated router outputs and the valid letters, never the item itself."""
-    return prompts.worker.render(input=aggregate_reports(prompts.aggregate, list(router_texts)), letters=letters_phrase(item))
+    return prompts.worker.render(input=aggregate_reports(prompts.aggregate, list(router_texts)), letters=item.labels_phrase())
 
 
 def router_seed(run_seed: int, question_id: str, slot: tuple[int, ...]) -> int:
@@ -141,7 +141,7 @@ def _noisy_slots(config: PlanConfig, r: int) -> list[tuple[int, ...]]:
     return [(j,) for j in range(r)] if config.design == "nested" else [(r, j) for j in range(r)]
 
 
-def plan_calls(items: Sequence[Item], models: Sequence[ModelRoles], prompts: PromptSet, config: PlanConfig = PlanConfig()) -> CallPlan:
+def plan_calls(items: Sequence[McqaItem], models: Sequence[ModelRoles], prompts: PromptSet, config: PlanConfig = PlanConfig()) -> CallPlan:
     """Every router call and worker task for ``items`` (the sample) x ``models`` x settings.
 
     A pure function of its arguments: item order is kept, duplicate router calls (same key) appear
@@ -153,22 +153,22 @@ def plan_calls(items: Sequence[Item], models: Sequence[ModelRoles], prompts: Pro
     calls: dict[str, Call] = {}
     tasks: list[WorkerTask] = []
 
-    def router_call(item: Item, model: str, condition: str, slot: tuple[int, ...]) -> str:
+    def router_call(item: McqaItem, model: str, condition: str, slot: tuple[int, ...]) -> str:
         prompt = router_prompt(item, condition, prompts)
         decoding = config.clean_router
         if condition == NOISY:
-            decoding = Decoding(**{**asdict(config.noisy_router), "seed": router_seed(config.seed, item["id"], slot)})
+            decoding = Decoding(**{**asdict(config.noisy_router), "seed": router_seed(config.seed, item.id, slot)})
         key = call_key(model, prompt, decoding)
-        calls.setdefault(key, Call(key, "router", model, item["id"], condition, slot, prompt, decoding))
+        calls.setdefault(key, Call(key, "router", model, item.id, condition, slot, prompt, decoding))
         return key
 
     for item in items:
         for roles in models:
             router = roles.router_model
-            tasks.append(WorkerTask(item["id"], roles.worker, router, CLEAN, 1, (router_call(item, router, CLEAN, ()),)))
+            tasks.append(WorkerTask(item.id, roles.worker, router, CLEAN, 1, (router_call(item, router, CLEAN, ()),)))
             for r in range(1, config.m + 1):
                 keys = tuple(router_call(item, router, NOISY, slot) for slot in _noisy_slots(config, r))
-                tasks.append(WorkerTask(item["id"], roles.worker, router, NOISY, r, keys))
+                tasks.append(WorkerTask(item.id, roles.worker, router, NOISY, r, keys))
     return CallPlan(router_calls=tuple(calls.values()), worker_tasks=tuple(tasks))
 
 
@@ -210,7 +210,7 @@ def blocked(results: Sequence[CallResult]) -> str | None:
     return None
 
 
-def worker_call(task: WorkerTask, item: Item, router_results: Mapping[str, CallResult], prompts: PromptSet,
+def worker_call(task: WorkerTask, item: McqaItem, router_results: Mapping[str, CallResult], prompts: PromptSet,
                 config: PlanConfig = PlanConfig()) -> Call | Outcome:
     """The worker call of ``task`` given the router results by key, or the cell's outcome when blocked."""
     results = [router_results[key] for key in task.router_keys]
@@ -222,8 +222,8 @@ def worker_call(task: WorkerTask, item: Item, router_results: Mapping[str, CallR
     return Call(key, "worker", task.model, task.question_id, task.condition, (task.r,), prompt, config.worker)
 
 
-def worker_outcome(item: Item, result: CallResult) -> Outcome:
+def worker_outcome(item: McqaItem, result: CallResult) -> Outcome:
     """Score the worker's result: a call error is its category, a reply goes through ``parse_answer``."""
     if result.error is not None:
         return unscored(result.error)
-    return score_answer(result.text, letters(item), gold_letter(item))
+    return score_answer(result.text, item.labels, item.gold_label)

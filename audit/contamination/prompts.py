@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from types import MappingProxyType
 
+from audit.contamination.choices import SLOTS
+
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # role -> (placeholders the template must contain, placeholders it may contain)
 _ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -33,7 +35,6 @@ _ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "worker": (frozenset({"input"}), frozenset({"input", "letters"})),
 }
 _REPORT_PLACEHOLDERS = frozenset({"index", "count"})
-SLOTS = ("forward_full", "noisy_rewrite", "aggregate", "worker")
 _SLOT_ROLES = {"forward_full": "router", "noisy_rewrite": "router", "aggregate": "aggregate", "worker": "worker"}
 
 
@@ -42,7 +43,7 @@ class PromptError(ValueError):
 
 
 @dataclass(frozen=True)
-class Prompt:
+class PromptFile:
     """One parsed prompt file: header fields, template, and the SHA-256 of the file text."""
 
     name: str
@@ -81,7 +82,7 @@ def _check_placeholders(text: str, required: frozenset[str], allowed: frozenset[
         raise PromptError(f"{source}: {what} lacks required placeholder(s) {missing}")
 
 
-def parse_prompt(text: str, source: str) -> Prompt:
+def parse_prompt(text: str, source: str) -> PromptFile:
     """Parse one prompt file's text; ``source`` (a path or package name) is used in messages."""
     lines = text.splitlines()
     try:
@@ -110,12 +111,12 @@ def parse_prompt(text: str, source: str) -> Prompt:
         if "report" not in header:
             raise PromptError(f"{source}: an aggregate prompt needs a 'report' header line (put above each router output)")
         _check_placeholders(header["report"], frozenset({"index"}), _REPORT_PLACEHOLDERS, source, "header 'report'")
-    return Prompt(name=header["name"], version=header["version"], role=role, template=template,
+    return PromptFile(name=header["name"], version=header["version"], role=role, template=template,
                   sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), source=source,
                   header=MappingProxyType(dict(header)))
 
 
-def shipped_prompt(slot: str) -> Prompt:
+def shipped_prompt(slot: str) -> PromptFile:
     """The prompt shipped with benchaudit for ``slot`` (one of ``SLOTS``)."""
     if slot not in SLOTS:
         raise PromptError(f"unknown prompt slot {slot!r}; expected one of {SLOTS}")
@@ -128,10 +129,10 @@ def shipped_prompt(slot: str) -> Prompt:
 class PromptSet:
     """The four prompts of one run: clean router, noisy router, aggregation, worker."""
 
-    forward_full: Prompt
-    noisy_rewrite: Prompt
-    aggregate: Prompt
-    worker: Prompt
+    forward_full: PromptFile
+    noisy_rewrite: PromptFile
+    aggregate: PromptFile
+    worker: PromptFile
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -144,14 +145,14 @@ class PromptSet:
     def shipped(cls) -> PromptSet:
         return cls(**{slot: shipped_prompt(slot) for slot in SLOTS})
 
-    def override(self, **prompts: Prompt) -> PromptSet:
+    def override(self, **prompts: PromptFile) -> PromptSet:
         """A copy with some slots replaced (e.g. a user's file parsed with ``parse_prompt``)."""
         unknown = sorted(set(prompts) - set(SLOTS))
         if unknown:
             raise PromptError(f"unknown prompt slot(s) {unknown}; expected some of {SLOTS}")
         return replace(self, **prompts)
 
-    def router(self, condition: str) -> Prompt:
+    def router(self, condition: str) -> PromptFile:
         if condition not in ("forward_full", "noisy_rewrite"):
             raise PromptError(f"no router prompt for condition {condition!r}")
         return getattr(self, condition)
@@ -161,7 +162,7 @@ class PromptSet:
         return {slot: getattr(self, slot).manifest() for slot in SLOTS}
 
 
-def aggregate_reports(prompt: Prompt, reports: list[str]) -> str:
+def aggregate_reports(prompt: PromptFile, reports: list[str]) -> str:
     """The worker's input: the router outputs, each under its ``report`` header line, in order.
 
     The same aggregation is applied to the clean relay (one report) and to every noisy setting, so

@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.conventions import dates, times, units
-from audit.conventions.signals import FIELDS, SIGNAL_SCHEMA, Hit
+from audit.conventions.choices import FIELDS
+from audit.conventions.signals import SIGNAL_SCHEMA, Hit
 from audit.conventions.spelling import SpellingDetector
 
 _REGEX_DETECTORS = (dates.find_dates, times.find_times, units.find_units)

@@ -28,8 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from audit.conventions.choices import FIELDS
 from audit.conventions.labels import LABELS, counted
-from audit.conventions.signals import CATEGORIES, FIELDS
+from audit.conventions.signals import CATEGORIES
 from audit.stats.bootstrap import (
     DEFAULT_BOOTSTRAP,
     BootstrapConfig,

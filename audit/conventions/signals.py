@@ -17,7 +17,6 @@ import pyarrow.compute as pc
 CATEGORIES = ("spelling", "lexical", "numeric_date", "written_date", "time", "unit")
 VARIETIES = ("american", "other", "ambiguous", "neutral")
 COUNTED = ("american", "other")
-FIELDS = ("question", "passage", "instructions", "options", "gold")
 
 SIGNAL_SCHEMA = pa.schema([
     ("benchmark", pa.string()),

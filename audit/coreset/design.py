@@ -11,7 +11,7 @@ partition and is not a correctness test; the estimator tests enumerate every pos
 
 A distributed build calls, per block, ``strata.stratum_counts`` and ``strata.easy_difficulty``
 (merged by sum and by ``percentile.exact_percentiles``), then ``plan_design`` on the driver, then per
-block ``strata.assign_strata`` + ``hashdraw.hash_keys`` + ``hashdraw.smallest_keys_per_stratum``
+block ``strata.assign_strata`` + ``draws.hash_keys`` + ``draws.smallest_keys_per_stratum``
 with ``manifest.take``, merges the survivors, and finishes with ``design_table``.
 ``build_design`` is the same pipeline in memory.
 """
@@ -25,8 +25,8 @@ import pandas as pd
 
 from audit.coreset import strata as st
 from audit.coreset.allocation import allocate, negative_budget
-from audit.coreset.hashdraw import hash_keys, smallest_keys_per_stratum
 from audit.coreset.validate import binary_labels, finite_scores, require_positives
+from audit.stats.draws import hash_keys, smallest_keys_per_stratum
 
 DESIGN_COLUMNS = ("id", "stratum", "label", "pi", "w")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-METRICS = ("precision", "recall", "f1", "lift", "fp")
+from audit.coreset.choices import METRICS
 
 
 def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:

@@ -45,15 +45,8 @@ import pandas as pd
 import pycountry
 
 from audit.docs.cards import Document
+from audit.docs.choices import CRITERIA
 
-CRITERIA = (
-    "source_user_context",
-    "target_user_context",
-    "annotator_visibility",
-    "locale_assumptions",
-    "evaluation_normalization",
-    "source_geographic_metadata",
-)
 SCORE_LABELS = {0: "absent", 1: "mentioned", 2: "operationalized"}
 _EXCERPT_CHARS = 300
 _IGNORED_SECTIONS = re.compile(r"citation|bibtex|licen[cs]|contribution|acknowledg|references", re.IGNORECASE)

@@ -17,7 +17,8 @@ tie at the top is ambiguous, and demonyms decide only a record that names no pla
 """
 from __future__ import annotations
 
-TIERS = ("corroborated", "country_region_address", "town_after_locative", "large_city", "bare_town", "demonym")
+from audit.geo.choices import TIERS
+
 TIER_RANK = {t: i for i, t in enumerate(TIERS)}
 PLACE_WEIGHTS = {"country": 4, "region": 4, "code": 4, "address": 4, "city": 3, "town": 2}
 # Prepositions of place (and "city of …"): a capitalised small place right after one is meant as a place.

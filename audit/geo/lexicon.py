@@ -14,16 +14,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import metadata
-from typing import Literal
 
 import pandas as pd
 import pyarrow as pa
 
 from audit.geo import sources
+from audit.geo.choices import PROFILES, Profile
 from audit.geo.normalize import alias_norms, fold_diacritics, is_unspaced_script
 
-Profile = Literal["paper", "extended", "gazetteer"]
-PROFILES: tuple[str, ...] = ("paper", "extended", "gazetteer")
 MATCH_WEIGHTS: dict[str, int] = {"country": 4, "demonym": 3, "city": 2, "region": 2}
 # The gazetteer adds small places, state codes (pair-only) and blockers (non-geographic
 # collocations such as "french fries", which match to say nothing).

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-EXACT_LIMIT = 50_000
-DEFAULT_PAIRS = 2_000_000
-DEFAULT_SEED = 2026
+from audit.landscape.choices import MPD_EXACT_LIMIT, MPD_PAIRS
+from audit.stats.choices import DEFAULT_SEED
+
 _BLOCK = 2048
 _DRAW_CHUNK = 1_000_000
 
@@ -64,7 +64,7 @@ def mpd_exact(points: np.ndarray, block: int = _BLOCK) -> float:
     return total / (n * (n - 1) / 2.0)
 
 
-def mpd_sampled(points: np.ndarray, pairs: int = DEFAULT_PAIRS, seed: int = DEFAULT_SEED, level: float = 0.95) -> MpdEstimate:
+def mpd_sampled(points: np.ndarray, pairs: int = MPD_PAIRS, seed: int = DEFAULT_SEED, level: float = 0.95) -> MpdEstimate:
     """Seeded estimate from ``pairs`` independent uniform pairs of distinct items, with its CI."""
     pts = _as_points(points)
     n = len(pts)
@@ -88,7 +88,7 @@ def mpd_sampled(points: np.ndarray, pairs: int = DEFAULT_PAIRS, seed: int = DEFA
     return MpdEstimate(mean, mean - half, mean + half, n, pairs, exact=False, seed=seed, level=level)
 
 
-def mpd(points: np.ndarray, exact_limit: int = EXACT_LIMIT, pairs: int = DEFAULT_PAIRS,
+def mpd(points: np.ndarray, exact_limit: int = MPD_EXACT_LIMIT, pairs: int = MPD_PAIRS,
         seed: int = DEFAULT_SEED, level: float = 0.95) -> MpdEstimate:
     """Exact MPD up to ``exact_limit`` items, the sampled estimate beyond."""
     n = len(points)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from audit.landscape.items import LETTERS, McqaItem, Rejected
+from audit.mcqa.items import LETTERS, McqaItem, Rejected
 
 NONE_OF_THE_ABOVE = "None of the above"
 SCORE_SUFFIX = " (Score: 10/10)"
@@ -188,7 +188,7 @@ def perturb(items: Iterable[McqaItem], name: str, seed: int, **params: Any) -> t
     for item in items:
         result = fn(item, seed, **params)
         if isinstance(result, str):
-            rejected.append(Rejected(item.id, item.benchmark, result, perturbation=name))
+            rejected.append(Rejected(item.id, item.benchmark, "perturbation", result, perturbation=name))
         else:
             out.extend(result)
     return out, rejected

@@ -14,22 +14,11 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
 
-from audit.landscape.items import McqaItem
+from audit.mcqa.items import McqaItem
+from audit.mcqa.prompt import Prompt
 
 DEFAULT_TEMPLATE = "mcqa_letter"
 _FIELDS = ("name", "version", "system", "passage", "instructions", "user", "option", "option_separator", "answer_prefix")
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """What a backend is given: optional system turn, user turn, and the text the answer follows.
-
-    The contamination audit's router and worker prompts use the same type.
-    """
-
-    user: str
-    system: str | None = None
-    answer_prefix: str = ""
 
 
 def template_fields(text: str, fields: tuple[str, ...], source: str, what: str) -> dict[str, Any]:
@@ -91,13 +80,9 @@ class McqaTemplate:
         user = self.user.format(
             passage=self.passage.format(passage=item.passage) if item.passage else "",
             instructions=self.instructions.format(instructions=item.instructions) if item.instructions else "",
-            question=item.question, options=options, labels=_label_list(item.labels),
+            question=item.question, options=options, labels=item.labels_phrase(),
         )
         return Prompt(user=user, system=self.system or None, answer_prefix=self.answer_prefix)
-
-
-def _label_list(labels: tuple[str, ...]) -> str:
-    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " or " + labels[-1]
 
 
 def load_template(name: str = DEFAULT_TEMPLATE) -> McqaTemplate:

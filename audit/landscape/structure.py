@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from audit.landscape.items import McqaItem
-from audit.landscape.prompts import Prompt, options_text, prompt_file_sha256, template_fields
+from audit.landscape.prompts import options_text, prompt_file_sha256, template_fields
+from audit.mcqa.items import McqaItem
+from audit.mcqa.prompt import Prompt
 
 STRUCTURE_LABELS = ("ok", "bad_question_clarity", "bad_options_clarity")
 DEFAULT_STRUCTURE_PROMPT = "structure_v1"

@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from audit.landscape.choices import MPD_EXACT_LIMIT, MPD_PAIRS
 from audit.landscape.metrics import landscape_points
-from audit.landscape.mpd import DEFAULT_PAIRS, DEFAULT_SEED, EXACT_LIMIT, mpd
+from audit.landscape.mpd import mpd
+from audit.stats.choices import DEFAULT_SEED
 
 GROUP = ["benchmark", "perturbation", "model"]
 RESULT_COLUMNS = ["benchmark", "perturbation", "model", "id", "source_id", "variant", "k", "gold",
@@ -58,7 +60,7 @@ def circular_correct(results: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def summarise(results: pd.DataFrame, exact_limit: int = EXACT_LIMIT, pairs: int = DEFAULT_PAIRS,
+def summarise(results: pd.DataFrame, exact_limit: int = MPD_EXACT_LIMIT, pairs: int = MPD_PAIRS,
               seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """One row per benchmark x perturbation x model; ``relative_change`` is against ``none``."""
     circ = circular_correct(results)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from audit.scoring.choices import SCORERS
 from audit.scoring.drop import score_drop
 from audit.scoring.exact import exact_match
 from audit.scoring.squad import score_squad
@@ -38,7 +39,6 @@ from audit.stats.bootstrap import (
     cluster_bootstrap_ratio,
 )
 
-SCORERS = ("drop", "squad", "exact", "truthfulqa")
 PAIR_COLUMNS = (
     "question_id", "transformation", "transformation_type", "original", "variant",
     "scorer", "metric", "original_score", "variant_score", "difference",

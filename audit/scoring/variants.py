@@ -27,6 +27,7 @@ from functools import partial
 
 import pandas as pd
 
+from audit.scoring.choices import TRANSFORMATIONS
 from audit.scoring.screening import (
     DEFAULT_PROTECTED_NAMES,
     MONTHS,
@@ -35,16 +36,6 @@ from audit.scoring.screening import (
 from audit.scoring.units import convert_units
 
 VARIANT_COLUMNS = ("question_id", "original", "variant", "transformation", "status", "reason")
-TRANSFORMATIONS = (
-    "spelling:to_other",
-    "spelling:to_american",
-    "date:to_day_month",
-    "date:to_month_day",
-    "time:to_24h",
-    "time:to_12h",
-    "unit:to_metric",
-    "unit:to_us",
-)
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-DEFAULT_SEED = 2026
-DEFAULT_REPLICATES = 10_000
+from audit.stats.choices import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
+
 _CHUNK_CELLS = 2_000_000  # replicate x cluster cells per chunk (~16 MB of float64 weights)
 
 
@@ -36,7 +36,7 @@ class BootstrapConfig:
 
     n_replicates: int = DEFAULT_REPLICATES
     seed: int = DEFAULT_SEED
-    level: float = 0.95
+    level: float = DEFAULT_LEVEL
 
     def __post_init__(self) -> None:
         if self.n_replicates < 1:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from audit.coreset.hashdraw import hash_keys, smallest_keys_per_stratum
+from audit.stats.draws import hash_keys, smallest_keys_per_stratum
 
 
 @dataclass(frozen=True)

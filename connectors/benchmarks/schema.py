@@ -30,7 +30,6 @@ ITEM_SCHEMA = pa.schema([
 ])
 TEXT_FIELDS = ("question", "passage", "instructions")
 LIST_FIELDS = ("options", "gold")
-FORMATS = ("jsonl", "json", "csv", "parquet", "hf", "text")  # see formats.read_records
 BATCH_ROWS = 10_000
 
 

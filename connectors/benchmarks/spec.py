@@ -5,8 +5,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from connectors.benchmarks.choices import FORMATS
 from connectors.benchmarks.presets import PRESETS, read_records
-from connectors.benchmarks.schema import FORMATS, BenchmarkError, FieldMapping, Layout
+from connectors.benchmarks.schema import BenchmarkError, FieldMapping, Layout
 
 
 @dataclass(frozen=True)

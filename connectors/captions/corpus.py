@@ -2,7 +2,7 @@
 
 A corpus is split into *shards* (a Parquet row-group range, or one whole CSV/JSONL/tar file) whose
 ids derive from the file URL, its size/stamp and the row range, never from Ray block indices, so a
-resumed run recognises the shards it already finished. ``caption_readers.read_shard`` yields Arrow batches in the
+resumed run recognises the shards it already finished. ``connectors.captions.read.read_shard`` yields Arrow batches in the
 item schema; rows that cannot be used are kept with a ``skip_reason`` so they are counted, not lost, and
 it fills a ``connectors.io.read_report.ReadReport``.
 """
@@ -11,23 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from connectors.captions.presets import EXTENSIONS, CorpusSpec, Format
 from connectors.io.delimited import header_names
 from connectors.io.fs import FileRef, expand, fingerprint
 from connectors.io.read_report import InputError, ReadIOError
 
-Format = Literal["parquet", "jsonl", "csv", "tsv", "webdataset"]
-EXTENSIONS: dict[Format, tuple[str, ...]] = {
-    "parquet": (".parquet", ".pq"),
-    "jsonl": (".jsonl", ".jsonl.gz", ".ndjson", ".json"),
-    "csv": (".csv", ".csv.gz"),
-    "tsv": (".tsv", ".tsv.gz", ".txt"),
-    "webdataset": (".tar",),
-}
 ITEM_SCHEMA = pa.schema([
     ("record_id", pa.string()),
     ("text", pa.string()),  # the caption
@@ -42,70 +34,6 @@ MAX_TEXT_BYTES = 4 * 1024 * 1024  # longer captions are counted as skipped, not 
 
 class CorpusError(InputError):
     """Bad corpus input, with the file (and row/column) in the message."""
-
-
-@dataclass(frozen=True)
-class ColumnMapping:
-    """Which source columns hold the caption, extra text, URL, record id and grouping key."""
-
-    text: str
-    context: tuple[str, ...] = ()
-    url: str | None = None
-    id: str | None = None
-    group: str | None = None
-
-    def columns(self) -> list[str]:
-        cols = [self.text, *self.context, self.url, self.id, self.group]
-        return list(dict.fromkeys(c for c in cols if c))
-
-
-@dataclass(frozen=True)
-class CorpusSpec:
-    """One corpus to scan: a name for the report, its paths, format and column mapping."""
-
-    name: str
-    paths: tuple[str, ...]
-    format: Format
-    mapping: ColumnMapping
-    header: bool = True  # CSV/TSV: first line holds column names
-    column_names: tuple[str, ...] = ()  # CSV/TSV without header
-
-    def __post_init__(self) -> None:
-        if self.format not in EXTENSIONS:
-            raise ValueError(f"corpus {self.name}: unknown format {self.format!r}; expected one of {sorted(EXTENSIONS)}")
-        if self.format in ("csv", "tsv") and not self.header and not self.column_names:
-            raise ValueError(f"corpus {self.name}: a {self.format} without header needs column_names")
-
-
-@dataclass(frozen=True)
-class Preset:
-    format: Format
-    mapping: ColumnMapping
-    header: bool = True
-    column_names: tuple[str, ...] = ()
-    note: str = ""
-
-
-PRESETS: dict[str, Preset] = {
-    "datacomp": Preset("parquet", ColumnMapping(text="text", url="url", id="uid"), note="DataComp metadata Parquet (uid, url, text)"),
-    "coyo": Preset("parquet", ColumnMapping(text="text", url="url", id="id"), note="COYO-700M Parquet (id, url, text)"),
-    "cc12m": Preset("tsv", ColumnMapping(text="caption", url="url"), header=False, column_names=("url", "caption"),
-                    note="cc12m.tsv: url<TAB>caption, no header"),
-    "redcaps": Preset("jsonl", ColumnMapping(text="caption", url="url", id="image_id", group="subreddit"),
-                      note="RedCaps annotations flattened to JSONL/Parquet (image_id, caption, url, subreddit)"),
-    "wit": Preset(
-        "tsv",
-        ColumnMapping(
-            text="caption_reference_description",
-            context=("context_page_description", "page_title", "section_title"),
-            url="image_url",
-        ),
-        note="WIT tsv(.gz) with header; add --group-by language for per-language tables",
-    ),
-    "coco": Preset("csv", ColumnMapping(text="caption", id="caption_id"), note="COCO captions CSV (image_id, caption_id, caption)"),
-    "cc3m": Preset("tsv", ColumnMapping(text="caption", url="url"), header=False, column_names=("caption", "url"),
-                   note="Conceptual Captions TSV: caption<TAB>url, no header"),
-}
 
 
 @dataclass(frozen=True)
@@ -239,10 +167,3 @@ def _first_object(ref: FileRef, lines: int = 1000) -> dict | None:
     if seen:
         raise ValueError(f"none of the first {seen} non-empty lines is a JSON object")
     return None
-
-
-def spec_from_preset(name: str, preset: str, paths: list[str]) -> CorpusSpec:
-    if preset not in PRESETS:
-        raise ValueError(f"unknown corpus preset {preset!r}; known: {sorted(PRESETS)}")
-    p = PRESETS[preset]
-    return CorpusSpec(name=name, paths=tuple(paths), format=p.format, mapping=p.mapping, header=p.header, column_names=p.column_names)

@@ -23,9 +23,9 @@ from connectors.captions.corpus import (
     ITEM_SCHEMA,
     MAX_TEXT_BYTES,
     CorpusError,
-    CorpusSpec,
     Shard,
 )
+from connectors.captions.presets import CorpusSpec
 from connectors.io.delimited import Dialect, header_names, read_pieces
 from connectors.io.read_report import ReadReport, input_errors
 from connectors.io.utf8 import encodable, valid_strings

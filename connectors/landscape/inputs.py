@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from audit.landscape.flags import check_review_labels
-from audit.landscape.items import LETTERS
 from audit.landscape.prompts import McqaTemplate
 from audit.landscape.structure import StructurePrompt
+from audit.mcqa.items import LETTERS
 
 _HELM_BASE = ("question", "choices", "groundtruth_answer", "error_type")
 _HELM_DERIVED = ("majority_llm_pred_", "gt_majority_agreement_", "gt_ratio_agreement_", "entropy_", "binary_error_type", "pred_")

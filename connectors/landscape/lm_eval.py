@@ -31,7 +31,7 @@ from typing import Any
 import fsspec
 import pyarrow as pa
 
-from audit.landscape.items import rejection_reason
+from audit.mcqa.items import gold_index_problem, options_problem
 
 PROBABILITY_KIND = "continuation_loglikelihood"
 SAMPLES_FILE = re.compile(r"samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
@@ -136,7 +136,8 @@ def _row(record: dict[str, Any], task: str) -> dict[str, Any]:
     filt = str(record.get("filter", "none"))
     doc_id = int(record["doc_id"])
     item_id = f"{task}:{doc_id}" if filt == "none" else f"{task}:{doc_id}@{filt}"
-    problem = gold if isinstance(gold, str) else rejection_reason(options, gold)
+    found = None if isinstance(gold, str) else (options_problem(options) or gold_index_problem(gold, len(options)))
+    problem = gold if isinstance(gold, str) else (f"{found[0]}: {found[1]}" if found else None)
     return {"id": item_id, "source_id": item_id, "benchmark": task, "perturbation": "none", "variant": 0, "doc_id": doc_id,
             "question": pairs[0][0] if len(contexts) == 1 else "", "options": options, "k": len(options),
             "gold": None if isinstance(gold, str) else gold, "option_logprobs": [r[0] for r in resps],

@@ -31,7 +31,7 @@ from connectors.models.spec import ModelSpec
 
 
 class PromptLike(Protocol):
-    """What a backend reads from a prompt (``audit.landscape.prompts.Prompt`` is one)."""
+    """What a backend reads from a prompt (``audit.mcqa.prompt.Prompt`` is one)."""
 
     user: str
     system: str | None

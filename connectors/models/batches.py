@@ -1,7 +1,7 @@
 """Arrow in, Arrow out: what the model actor's ``__call__`` does with one batch.
 
 A prompt batch has ``PROMPT_SCHEMA`` columns (``audit.landscape.prompts.prompt_rows`` makes
-them; extra columns pass through untouched). ``score_prompt_batch`` appends the backend's
+them for the landscape; extra columns pass through untouched). ``score_prompt_batch`` appends the backend's
 answer per row: ``option_logprobs`` (list<double>, label order), ``label_mass``, ``pred_index``
 and ``pred_label`` (the top label; null on error), ``error`` and ``cached`` (``ChoiceScorer``
 adds ``backend_report``, the call accounting). ``generate_prompt_batch``
@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from audit.landscape.prompts import Prompt
+from audit.mcqa.prompt import Prompt
 from connectors.models.base import GREEDY, GenerationParams, ModelBackend
 
 PROMPT_SCHEMA = pa.schema([

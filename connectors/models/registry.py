@@ -31,6 +31,23 @@ def _openai(spec: ModelSpec, settings: Mapping[str, Any] | None) -> ModelBackend
 
 
 BACKEND_FACTORIES = {"hf": _hf, "vllm": _vllm, "openai": _openai}
+# the frozen settings class of each backend (``module:class``), to check settings without building a backend
+SETTINGS_CLASSES = {"hf": "connectors.models.hf:HFSettings", "vllm": "connectors.models.vllm_engine:VLLMSettings",
+                    "openai": "connectors.models.openai_compat:OpenAISettings"}
+
+
+def check_settings(spec: str | ModelSpec, settings: Mapping[str, Any]) -> None:
+    """Raise as building the backend would on an unknown or invalid setting, without loading any model."""
+    import importlib
+
+    from connectors.models.base import settings_from
+
+    parsed = parse_model_spec(spec)
+    module, _, name = SETTINGS_CLASSES[parsed.backend].partition(":")
+    try:
+        settings_from(getattr(importlib.import_module(module), name), settings, parsed)
+    except TypeError as exc:
+        raise ValueError(f"{parsed}: {exc}") from None
 
 
 def build_backend(spec: str | ModelSpec, settings: Mapping[str, Any] | None = None) -> ModelBackend:

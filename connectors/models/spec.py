@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-BACKENDS = ("hf", "vllm", "openai")
+# backend -> (the spec's form, what it runs); ``benchaudit ls backends`` prints these
+BACKEND_FORMS = {
+    "hf": ("hf:<hub id, folder or .gguf file>", "transformers on CPU or one GPU per actor"),
+    "vllm": ("vllm:<hub id or folder>", "vLLM's in-process engine (GPU machines; scripts/setup vllm)"),
+    "openai": ("openai:<http(s) base URL>#<served model>", "any OpenAI-compatible endpoint: vLLM, SGLang, llama.cpp, hosted APIs"),
+}
+BACKENDS = tuple(BACKEND_FORMS)
 
 
 class ModelSpecError(ValueError):

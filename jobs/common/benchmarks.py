@@ -9,13 +9,15 @@ NAME:PRESET:PATH`` (repeatable), ``--benchmarks list.yaml``, or one benchmark ma
 from __future__ import annotations
 
 from importlib import resources
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from connectors.benchmarks import FORMATS, PRESETS, BenchmarkSpec, FieldMapping
-from connectors.io.yaml_lists import read_yaml_list
-from jobs.common.config import ConfigError, Flag, JobConfig, parse_named_inputs, validated
+from connectors.benchmarks.choices import FORMATS, PRESET_NAMES
+from jobs.common.config import ConfigError, Flag, JobConfig, parse_named_inputs, read_entries, validated
+
+if TYPE_CHECKING:
+    from connectors.benchmarks.spec import BenchmarkSpec
 
 INPUT = "benchmarks"
 
@@ -41,8 +43,8 @@ class BenchmarkConfig(BaseModel):
 
     @model_validator(mode="after")
     def _preset_or_mapping(self) -> BenchmarkConfig:
-        if self.preset and self.preset not in PRESETS:
-            raise ValueError(f"benchmark {self.name}: unknown preset {self.preset!r}; known: {sorted(PRESETS)}")
+        if self.preset and self.preset not in PRESET_NAMES:
+            raise ValueError(f"benchmark {self.name}: unknown preset {self.preset!r}; known: {sorted(PRESET_NAMES)}")
         if bool(self.preset) == bool(self.question):
             raise ValueError(f"benchmark {self.name}: give a preset or a question column (--question-column), not both or neither")
         if self.format and self.format not in FORMATS:
@@ -50,6 +52,9 @@ class BenchmarkConfig(BaseModel):
         return self
 
     def to_spec(self) -> BenchmarkSpec:
+        from connectors.benchmarks.schema import FieldMapping
+        from connectors.benchmarks.spec import BenchmarkSpec
+
         mapping = None
         if not self.preset:
             mapping = FieldMapping(
@@ -66,6 +71,11 @@ def shipped_benchmark(file: str) -> str:
     return str(resources.files("connectors") / "samples" / "benchmarks" / file)
 
 
+def shipped_mcqa() -> BenchmarkConfig:
+    """The model audits' embedded default: the shipped ARC-Challenge test set (1,172 items, CC BY-SA 4.0)."""
+    return BenchmarkConfig(name="arc_challenge", preset="arc", paths=[shipped_benchmark("arc_challenge_test.jsonl")])
+
+
 def _one_or_list(values: list[str] | None) -> str | list[str] | None:
     return values[0] if values and len(values) == 1 else values
 
@@ -79,7 +89,7 @@ class BenchmarkInputs(JobConfig):
     benchmark: Annotated[list[BenchmarkConfig], BeforeValidator(parse_named_inputs),
                          Flag(INPUT, metavar="NAME:PRESET:PATH", repeat=True,
                               default_text="the job's shipped samples, where it has any")] = Field(
-        default_factory=list, description="a benchmark by preset (" + ", ".join(sorted(PRESETS)) + "); PATH is a file, "
+        default_factory=list, description="a benchmark by preset (" + ", ".join(sorted(PRESET_NAMES)) + "); PATH is a file, "
                                           "directory, glob or URL; repeat for several benchmarks, one table row each")
     benchmarks: Annotated[str | None, Flag(INPUT, metavar="YAML")] = Field(
         None, description="a YAML list of benchmarks: name, paths, preset, or question/id/passage/instructions/options/gold")
@@ -87,8 +97,8 @@ class BenchmarkInputs(JobConfig):
         default_factory=list, description="a benchmark with its own columns: files, directories, globs or URLs")
     name: Annotated[str, _MAPPED] = Field("benchmark", description="name of the --input benchmark in the report")
     preset: Annotated[str | None, _MAPPED] = Field(None, description="layout preset for --input")
-    format: Annotated[str | None, _MAPPED] = Field(None, description=f"input format, one of {', '.join(FORMATS)} "
-                                                                       "(default: from the extension)")
+    format: Annotated[str | None, Flag(_MAPPED.group, requires="input", default_text="from the extension")] = Field(
+        None, description=f"input format, one of {', '.join(FORMATS)}")
     split: Annotated[str | None, _MAPPED] = Field(None, description="split of a Hugging Face DatasetDict folder")
     question_column: Annotated[str | None, Flag(_MAPPED.group, requires="input", deprecated=("--question-field",))] = Field(
         None, description="column holding the question")
@@ -117,8 +127,7 @@ class BenchmarkInputs(JobConfig):
         """Every benchmark the options name, in order (the embedded default when none)."""
         out = list(self.benchmark)
         if self.benchmarks:
-            entries = read_yaml_list(self.benchmarks, "name, paths, preset or question/options/gold")
-            out = [validated(BenchmarkConfig, e, f"{self.benchmarks}: entry {i + 1}") for i, e in enumerate(entries)] + out
+            out = read_entries(BenchmarkConfig, self.benchmarks, "name, paths, preset or question/options/gold") + out
         if self.input:
             out.append(validated(BenchmarkConfig, dict(
                 name=self.name, paths=self.input, preset=self.preset, format=self.format, split=self.split,
@@ -136,3 +145,24 @@ class BenchmarkInputs(JobConfig):
     def _resolves(self) -> BenchmarkInputs:
         self.benchmark_configs()  # a bad YAML entry or --input mapping fails here, at the edge
         return self
+
+
+def check_benchmark(entry: dict, check_files: bool) -> str:
+    """One benchmarks-list entry: valid as a config and, with ``check_files``, every file's fields."""
+    cfg = validated(BenchmarkConfig, entry, "benchmark")
+    if not check_files:
+        return f"preset {cfg.preset}" if cfg.preset else f"question column {cfg.question}"
+    from connectors.benchmarks.shards import plan_benchmark
+
+    plan = plan_benchmark(cfg.to_spec(), 1 << 62)
+    items = f"{plan.expected_items:,} items" if plan.expected_items is not None else "items counted when read"
+    return f"{len(plan.files)} file(s), {items}; fields present in every file"
+
+
+def validate_file(path: str, check_files: bool) -> list:
+    """``benchaudit validate`` of a benchmarks YAML list (see ``jobs.common.validation``)."""
+    from connectors.io.yaml_lists import read_yaml_list
+    from jobs.common.validation import check_entries
+
+    return check_entries(read_yaml_list(path, "name, paths, preset or question/options/gold"),
+                         lambda entry: check_benchmark(entry, check_files))

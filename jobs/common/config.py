@@ -13,9 +13,14 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from audit.stats.choices import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
+
+if TYPE_CHECKING:
+    from audit.stats.bootstrap import BootstrapConfig
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,22 @@ class JobConfig(BaseModel):
         return self
 
 
+def check_choices(names: list[str] | tuple[str, ...], known: tuple[str, ...], what: str) -> None:
+    """``names`` must be a non-empty subset of ``known``; the error lists the known ones."""
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise ValueError(f"unknown {what} {unknown}; known: {', '.join(known)}" if unknown else f"give at least one {what}")
+
+
+def read_entries(model: type[BaseModel], path: str, what: str) -> list:
+    """The entries of a YAML list file (``--corpora``, ``--benchmarks``, ``--models``), each validated
+    into ``model`` with an error naming the file and entry. The file is read when the config is
+    built (a run), never while flags are parsed."""
+    from connectors.io.yaml_lists import read_yaml_list
+
+    return [validated(model, e, f"{path}: entry {i + 1}") for i, e in enumerate(read_yaml_list(path, what))]
+
+
 def parse_named_inputs(values: object) -> object:
     """``NAME:PRESET:PATH`` strings (``--corpus``, ``--benchmark``) as ``{name, preset, paths}`` mappings;
     anything else (mappings from YAML or Python) passes through for the model to validate."""
@@ -115,6 +136,24 @@ def parse_named_inputs(values: object) -> object:
             v = {"name": parts[0], "preset": parts[1], "paths": [parts[2]]}
         out.append(v)
     return out
+
+
+INTERVALS = "intervals and randomness"
+
+
+class IntervalOptions(JobConfig):
+    """Bootstrap replicates, interval level and seed: one spelling and one default for every job with intervals."""
+
+    bootstrap: Annotated[int, Flag(INTERVALS)] = Field(
+        DEFAULT_REPLICATES, ge=1, description="bootstrap replicates behind every interval")
+    level: Annotated[float, Flag(INTERVALS)] = Field(DEFAULT_LEVEL, gt=0, lt=1, description="two-sided interval level, a fraction")
+    seed: Annotated[int, Flag(INTERVALS)] = Field(
+        DEFAULT_SEED, ge=0, lt=2**64, description="seed of every random choice (recorded in the manifest)")
+
+    def bootstrap_config(self) -> BootstrapConfig:
+        from audit.stats.bootstrap import BootstrapConfig
+
+        return BootstrapConfig(self.bootstrap, self.seed, self.level)
 
 
 RUNNING = "running"

@@ -14,16 +14,18 @@ in pydantic's wording (``corpus.0 Input should be a valid dictionary``) rather t
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from jobs.common.config import Alias, ConfigError, Flag, RunOptions, describe_validation, flag_of
+from jobs.common.registry import Lazy, lookup
 
 
 @dataclass(frozen=True)
@@ -42,9 +44,17 @@ class Command:
     run: str | None = None
     run_options: tuple[str, ...] = tuple(RunOptions.model_fields)
     outputs: tuple[str, ...] = ("report.html", "summary.json", "manifest.json")
-    subcommands: tuple[Command, ...] = ()
+    subcommands: tuple[Command | Lazy, ...] = ()  # a Lazy one is imported only when a command line names it
     epilog: str = ""
     replaced_by: str | None = None  # an old spelling kept for one release: hidden from --help, warns when used
+
+    @classmethod
+    def registered(cls, name: str, **fields: Any) -> Command:
+        """The top-level command ``name`` with the summary the registry gives it (declared once, there)."""
+        entry = lookup(name)
+        if entry is None:
+            raise KeyError(f"{name!r} is not in jobs.common.registry")
+        return cls(name=name, help=entry.help, **fields)
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,14 @@ class Bound:
     prog: str
     parser: argparse.ArgumentParser
     given: dict[str, Any] = field(default_factory=dict)
+
+
+class UsageError(Exception):
+    """A command line that names no command (an unknown or mistyped one); ``prog`` is where it went wrong."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
 
 
 class _Parser(argparse.ArgumentParser):
@@ -154,38 +172,91 @@ def add_model_flags(parser: argparse.ArgumentParser, model: type[BaseModel], onl
                                note=alias.note, **({"convert": alias.convert} | extra))
 
 
-def build_parser(commands: Sequence[Command], version: str) -> argparse.ArgumentParser:
-    """The ``benchaudit`` parser: a subcommand per job, nested where a job has several."""
-    parser = _Parser(prog="benchaudit", description="Audits of what AI benchmark scores and caption corpora measure, on Ray.",
-                     argument_default=argparse.SUPPRESS)
-    parser.add_argument("--version", action="version", version=f"benchaudit {version}")
-    _add_subcommands(parser, commands, "benchaudit")
+def command_path(argv: Sequence[str]) -> tuple[tuple[Command, ...], list[str]]:
+    """The commands the leading words of ``argv`` name (``geo``, ``coreset build``), loaded from the
+    registry only along that path, and the arguments left for the last one."""
+    from jobs.common.registry import COMMANDS, lookup
+
+    entry = lookup(argv[0])
+    if entry is None:
+        raise UsageError("benchaudit", f"unknown command {argv[0]!r}{_close_match(argv[0], [c.name for c in COMMANDS])}")
+    path = [load_command(entry)]
+    rest = list(argv[1:])
+    while rest and path[-1].subcommands and not rest[0].startswith("-"):
+        names = [s.name for s in path[-1].subcommands]
+        if rest[0] not in names:
+            if path[-1].run is not None:  # a stray word after a job that also has subcommands: argparse names it
+                break
+            raise UsageError(prog_of(path), f"unknown command {rest[0]!r}{_close_match(rest[0], names)}; commands: "
+                                            + ", ".join(s.name for s in path[-1].subcommands if not s.replaced_by))
+        path.append(load_command(path[-1].subcommands[names.index(rest.pop(0))]))
+    return tuple(path), rest
+
+
+def load_command(entry: Command | Lazy) -> Command:
+    if isinstance(entry, Command):
+        return entry
+    command = entry.load()
+    return replace(command, name=entry.name, replaced_by=entry.replaced_by or command.replaced_by)
+
+
+def prog_of(path: Sequence[Command]) -> str:
+    return " ".join(("benchaudit", *(c.name for c in path)))
+
+
+def _close_match(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def leaf_parser(path: Sequence[Command]) -> argparse.ArgumentParser:
+    """The parser of the last command of ``path``: its config's flags, its run options, and a list of
+    its own subcommands in the help (they are parsed by their own parsers, never by this one)."""
+    command = path[-1]
+    listed = [s for s in command.subcommands if not s.replaced_by]
+    width = max((len(s.name) for s in listed), default=0) + 2
+    commands = "commands:\n" + "\n".join(f"  {s.name:<{width}}{s.help}" for s in listed) if listed else ""
+    epilog = "\n\n".join(t.rstrip("\n") for t in (commands, command.epilog) if t) + "\n" if commands or command.epilog else None
+    usage = f"{prog_of(path)} COMMAND [options]" if command.run is None and listed else None
+    parser = _Parser(prog=prog_of(path), usage=usage, description=command.description or command.help, epilog=epilog,
+                     argument_default=argparse.SUPPRESS, formatter_class=argparse.RawDescriptionHelpFormatter,
+                     allow_abbrev=False)
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    if command.config is not None:
+        add_model_flags(parser, command.config, groups=groups)
+    if command.run is not None:
+        add_model_flags(parser, RunOptions, only=command.run_options, groups=groups)
     return parser
 
 
-def _add_subcommands(parser: argparse.ArgumentParser, commands: Sequence[Command], prog: str) -> None:
-    sub = parser.add_subparsers(dest=f"_cmd_{prog.count(' ')}", metavar="COMMAND", title="commands")
-    for c in commands:
-        listed = {} if c.replaced_by else {"help": c.help}  # a parser added without help= is not listed
-        p = sub.add_parser(c.name, description=c.description or c.help, epilog=c.epilog or None,
-                           argument_default=argparse.SUPPRESS, formatter_class=argparse.RawDescriptionHelpFormatter, **listed)
-        p.set_defaults(_bound=Bound(c, f"{prog} {c.name}", p))
-        groups: dict[str, argparse._ArgumentGroup] = {}
-        if c.config is not None:
-            add_model_flags(p, c.config, groups=groups)
-        if c.run is not None:
-            add_model_flags(p, RunOptions, only=c.run_options, groups=groups)
-        if c.subcommands:
-            _add_subcommands(p, c.subcommands, f"{prog} {c.name}")
+def _check_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """An unknown ``--option`` is named with its closest known spelling, before argparse reads a
+    value after it as something else (``geo --lexicon-profle paper`` must not become a command 'paper')."""
+    known = [o for o in parser._option_string_actions if o.startswith("--")]
+    for word in argv:
+        if word == "--":
+            return
+        name = word.split("=", 1)[0]
+        if name.startswith("--") and name not in parser._option_string_actions:
+            listed = [o for o in known if parser._option_string_actions[o].help != argparse.SUPPRESS]
+            parser.error(f"unknown option {name}{_close_match(name, listed)}")
 
 
-def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> Bound | None:
-    """The command the arguments name and the options given (``None``: no command, show help)."""
-    ns = vars(parser.parse_args(list(argv)))
-    bound = ns.pop("_bound", None)
-    if bound is None:
-        return None
-    return replace(bound, given={k: v for k, v in ns.items() if not k.startswith("_cmd_")})
+def resolve(argv: Sequence[str]) -> Bound:
+    """The command ``argv`` names (the words after ``benchaudit``) and the options given to it."""
+    path, rest = command_path(argv)
+    parser = leaf_parser(path)
+    _check_options(parser, rest)
+    given = vars(parser.parse_args(rest))
+    return Bound(path[-1], prog_of(path), parser, given)
+
+
+def walk(entries: Sequence[Command | Lazy], prefix: tuple[Command, ...] = ()) -> Iterator[tuple[Command, ...]]:
+    """Every command path under ``entries`` (loading each): what tests and the docs check."""
+    for entry in entries:
+        path = (*prefix, load_command(entry))
+        yield path
+        yield from walk(path[-1].subcommands, path)
 
 
 def make_config(model: type[BaseModel], given: dict[str, Any]) -> BaseModel:

@@ -14,12 +14,15 @@ perturbation or an added model repeats no forward pass; the rows say which answe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any, Literal
 
-import pyarrow as pa
-import pyarrow.compute as pc
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from connectors.models.spec import parse_model_spec
+from connectors.models.spec import ModelSpecError, parse_model_spec
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 Operation = Literal["choice", "generate"]
 LOCAL_BACKENDS = ("hf", "vllm")
@@ -34,6 +37,41 @@ class ModelStage:
     batch_size: int = 16
     max_actors: int | None = None  # None: one per GPU (local backends) or 2 (HTTP backends)
     generation: dict[str, Any] = field(default_factory=dict)  # GenerationParams fields, for "generate"
+
+
+def default_model_name(spec: str) -> str:
+    """A short name for tables: the served name (openai) or the last part of the path or hub id."""
+    parsed = parse_model_spec(spec)
+    return parsed.model if parsed.backend == "openai" else PurePosixPath(parsed.model.rstrip("/")).name or parsed.model
+
+
+class ModelConfig(BaseModel):
+    """One model of a run: its spec, its name in the tables, its backend settings and its pool."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: str
+    name: str = ""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    batch_size: int = Field(16, ge=1)
+    actors: int | None = Field(None, ge=1)
+
+    @field_validator("spec")
+    @classmethod
+    def _parses(cls, spec: str) -> str:
+        try:
+            return str(parse_model_spec(spec))
+        except ModelSpecError as exc:
+            raise ValueError(str(exc)) from None
+
+    @model_validator(mode="after")
+    def _named(self) -> ModelConfig:
+        if not self.name:
+            object.__setattr__(self, "name", default_model_name(self.spec))
+        return self
+
+    def stage(self) -> ModelStage:
+        return ModelStage(self.spec, dict(self.settings), self.batch_size, self.actors)
 
 
 def _resources(stage: ModelStage) -> tuple[float, float, int]:
@@ -70,6 +108,37 @@ def model_stage(ds, stage: ModelStage, operation: Operation, cache_root: str):
 
 def model_counts(table: pa.Table) -> dict[str, int]:
     """Call accounting of one model's output rows: answered, from the cache, computed, failed."""
+    import pyarrow.compute as pc
+
     cached = int(pc.sum(table.column("cached")).as_py() or 0) if table.num_rows else 0
     failed = table.num_rows - table.column("error").null_count if table.num_rows else 0
     return {"rows": table.num_rows, "cache_hits": cached, "computed": table.num_rows - cached, "errors": failed}
+
+
+def check_model(entry: dict, check_files: bool) -> str:
+    """One models-list entry: a spec that parses, settings the backend knows and, for a local
+    ``hf``/``vllm`` path, weights that exist (an endpoint is not called)."""
+    import os
+
+    from jobs.common.config import validated
+
+    cfg = validated(ModelConfig, entry, "model")
+    spec = parse_model_spec(cfg.spec)
+    if cfg.settings:
+        from connectors.models.registry import check_settings
+
+        check_settings(spec, cfg.settings)
+    local = spec.backend in LOCAL_BACKENDS and (spec.model.startswith((os.sep, ".", "~")) or os.path.exists(spec.model))
+    if check_files and local and not os.path.exists(os.path.expanduser(spec.model)):
+        raise ValueError(f"{cfg.spec}: no such file or folder")
+    where = "local weights" if local else ("endpoint, not called" if spec.backend == "openai" else "hub id, not downloaded")
+    return f"{cfg.name}: {spec.backend} ({where})"
+
+
+def validate_file(path: str, check_files: bool) -> list:
+    """``benchaudit validate`` of a models YAML list (see ``jobs.common.validation``)."""
+    from connectors.io.yaml_lists import read_yaml_list
+    from jobs.common.validation import check_entries
+
+    return check_entries(read_yaml_list(path, "spec, name, settings, batch_size, actors"),
+                         lambda entry: check_model(entry, check_files))

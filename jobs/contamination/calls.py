@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.contamination.answers import Outcome
-from audit.contamination.items import Item
 from audit.contamination.outcomes import outcome_record
 from audit.contamination.plan import NOISY, Call, CallPlan, CallResult, PlanConfig, WorkerTask, call_result, worker_call, worker_outcome
 from audit.contamination.prompts import PromptSet
+from audit.mcqa.items import McqaItem
 from connectors.models.batches import GENERATION_COLUMNS
 
 CALL_SCHEMA = pa.schema([
@@ -61,7 +61,7 @@ class WorkerStep:
     cells: tuple[tuple[WorkerTask, Call | Outcome], ...]
 
 
-def worker_step(plan: CallPlan, items: Mapping[str, Item], router_results: Mapping[str, CallResult], prompts: PromptSet,
+def worker_step(plan: CallPlan, items: Mapping[str, McqaItem], router_results: Mapping[str, CallResult], prompts: PromptSet,
                 config: PlanConfig) -> WorkerStep:
     """Every cell's worker call from the router results; a cell with an unusable router output is blocked."""
     cells, calls = [], {}
@@ -73,7 +73,7 @@ def worker_step(plan: CallPlan, items: Mapping[str, Item], router_results: Mappi
     return WorkerStep(tuple(calls.values()), tuple(cells))
 
 
-def outcome_frame(step: WorkerStep, items: Mapping[str, Item], answers: Mapping[str, CallResult]) -> pd.DataFrame:
+def outcome_frame(step: WorkerStep, items: Mapping[str, McqaItem], answers: Mapping[str, CallResult]) -> pd.DataFrame:
     """The outcome table: one row per cell, its category, correctness and the worker's raw reply."""
     rows = []
     for task, call in step.cells:

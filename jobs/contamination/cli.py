@@ -4,9 +4,8 @@ from __future__ import annotations
 from jobs.common.flags import Command
 from jobs.contamination.config import ContaminationConfig
 
-COMMAND = Command(
-    name="contamination",
-    help="routers and a worker: do models answer better from noisy, partial rewrites than from a clean relay?",
+COMMAND = Command.registered(
+    "contamination",
     description="Send n sampled questions of one benchmark through routers to a worker that never sees the original: one "
                 "clean relay (forward_full) and r = 1..M noisy rewrites (noisy_rewrite) that drop information and add noise. "
                 "Per model and r: accuracy against the model's own clean baseline, violations (gain > 0), positive excess, "

@@ -7,22 +7,21 @@ Options of one mode given in the other are refused, so nothing is silently ignor
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import fsspec
-import yaml
 from pydantic import BeforeValidator, Field, model_validator
 
-from audit.contamination.plan import DEFAULT_M, Decoding, ModelRoles, PlanConfig
-from audit.contamination.prompts import SLOTS, PromptSet
-from audit.contamination.sample import DEFAULT_N, DEFAULT_SEED
-from audit.stats.bootstrap import BootstrapConfig
-from connectors.benchmarks import PRESETS
-from connectors.contamination.outcomes import OutcomeColumns
-from connectors.contamination.prompts import prompt_dir_files, read_prompt_set
+from audit.contamination.choices import DEFAULT_M, DEFAULT_N, SLOTS
+from audit.stats.choices import DEFAULT_SEED
+from connectors.benchmarks.choices import PRESET_NAMES
 from connectors.models.spec import BACKENDS, parse_model_spec
-from jobs.common.benchmarks import INPUT, BenchmarkConfig, BenchmarkInputs
-from jobs.common.config import ConfigError, Flag, parse_named_inputs
+from jobs.common.benchmarks import INPUT, BenchmarkConfig, BenchmarkInputs, shipped_mcqa
+from jobs.common.config import ConfigError, Flag, IntervalOptions, parse_named_inputs
+
+if TYPE_CHECKING:
+    from audit.contamination.plan import ModelRoles, PlanConfig
+    from audit.contamination.prompts import PromptSet
+    from connectors.contamination.outcomes import OutcomeColumns
 
 MODELS = "models"
 ROUTING = "routing and decoding"
@@ -48,6 +47,9 @@ def _settings(value: object) -> object:
             return json.loads(value)
         except json.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON ({exc})") from None
+    import fsspec
+    import yaml
+
     try:
         with fsspec.open(value, "r", encoding="utf-8") as fh:
             return yaml.safe_load(fh)
@@ -57,12 +59,12 @@ def _settings(value: object) -> object:
         raise ValueError(f"{value}: not valid JSON/YAML ({exc})") from None
 
 
-class ContaminationConfig(BenchmarkInputs):
+class ContaminationConfig(BenchmarkInputs, IntervalOptions):
     """Everything that decides a contamination run's results."""
 
     benchmark: Annotated[list[BenchmarkConfig], BeforeValidator(parse_named_inputs),
-                         Flag(INPUT, metavar="NAME:PRESET:PATH", repeat=True, default_text="none: required unless --outcomes")] = Field(
-        default_factory=list, description="the benchmark to sample questions from, by preset (" + ", ".join(sorted(PRESETS))
+                         Flag(INPUT, metavar="NAME:PRESET:PATH", repeat=True, default_text="the shipped ARC-Challenge test set")] = Field(
+        default_factory=list, description="the benchmark to sample questions from, by preset (" + ", ".join(sorted(PRESET_NAMES))
                                           + "); PATH is a file, directory, glob or URL (one benchmark per run)")
     worker_model: Annotated[list[str], Flag(MODELS, metavar="SPEC", repeat=True, default_text="none: required unless --outcomes")] = Field(
         default_factory=list, description="an audited model (hf:<id or path>, vllm:<id or path>, openai:<base URL>#<model>); "
@@ -84,7 +86,7 @@ class ContaminationConfig(BenchmarkInputs):
     sample: Annotated[int, Flag(ROUTING, metavar="N")] = Field(
         DEFAULT_N, ge=1, description="questions drawn once, identical across models and settings")
     seed: Annotated[int, Flag(ROUTING)] = Field(
-        DEFAULT_SEED, ge=0, description="seed of the question sample, the noisy routers' sampling and the bootstrap")
+        DEFAULT_SEED, ge=0, lt=2**64, description="seed of the question sample, the noisy routers' sampling and the bootstrap")
     router_max_tokens: Annotated[int, Flag(ROUTING, metavar="N")] = Field(
         768, ge=1, description="longest router output (tokens), clean and noisy")
     worker_max_tokens: Annotated[int, Flag(ROUTING, metavar="N")] = Field(
@@ -125,7 +127,7 @@ class ContaminationConfig(BenchmarkInputs):
                                       "McNemar tests")
 
     def embedded(self) -> list[BenchmarkConfig]:
-        return []  # no shipped sample is single-answer multiple choice: the audit needs --benchmark or --input
+        return [shipped_mcqa()]
 
     @model_validator(mode="after")
     def _mode(self) -> ContaminationConfig:
@@ -151,10 +153,14 @@ class ContaminationConfig(BenchmarkInputs):
 
     # -- what the run uses ------------------------------------------------------------------
     def roles(self) -> list[ModelRoles]:
+        from audit.contamination.plan import ModelRoles
+
         routers = self.router_model * len(self.worker_model) if len(self.router_model) == 1 else self.router_model
         return [ModelRoles(w, routers[i] if routers else None) for i, w in enumerate(self.worker_model)]
 
     def plan_config(self) -> PlanConfig:
+        from audit.contamination.plan import Decoding, PlanConfig
+
         return PlanConfig(m=self.max_routers, design="independent" if self.independent else "nested", seed=self.seed,
                           clean_router=Decoding(temperature=0.0, max_new_tokens=self.router_max_tokens),
                           noisy_router=Decoding(temperature=self.noisy_temperature, top_p=self.noisy_top_p,
@@ -163,6 +169,8 @@ class ContaminationConfig(BenchmarkInputs):
 
     def prompt_files(self) -> dict[str, str]:
         """Slot -> file for every prompt replaced: the folder's files, then the per-prompt flags."""
+        from connectors.contamination.prompts import prompt_dir_files
+
         files = prompt_dir_files(self.prompts) if self.prompts else {}
         for slot in SLOTS:
             path = getattr(self, f"{slot}_prompt")
@@ -171,6 +179,8 @@ class ContaminationConfig(BenchmarkInputs):
         return files
 
     def prompt_set(self) -> PromptSet:
+        from connectors.contamination.prompts import read_prompt_set
+
         return read_prompt_set(self.prompt_files())
 
     def settings_for(self, spec: str) -> dict[str, Any]:
@@ -179,11 +189,10 @@ class ContaminationConfig(BenchmarkInputs):
         return {**self.model_settings.get(backend, {}), **self.model_settings.get(spec, {})}
 
     def outcome_columns(self) -> OutcomeColumns:
+        from connectors.contamination.outcomes import OutcomeColumns
+
         return OutcomeColumns(question_id=self.question_id_column, model=self.model_column, condition=self.condition_column,
                               r=self.r_column, correct=self.correct_column, status=self.status_column, answer=self.answer_column)
-
-    def bootstrap_config(self) -> BootstrapConfig:
-        return BootstrapConfig(self.bootstrap, self.seed, self.level)
 
     def hashed(self) -> dict[str, Any]:
         """The config as it decides results (execution options left out)."""

@@ -23,7 +23,8 @@ from audit.contamination.answers import STATUSES
 from audit.contamination.plan import Call, CallPlan, ModelRoles, PlanConfig, plan_calls
 from audit.contamination.prompts import PromptSet
 from audit.contamination.sample import Sample, draw_sample
-from connectors.benchmarks import iter_benchmark_batches
+from audit.mcqa.items import McqaItem
+from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.contamination.outcomes import read_outcomes
 from connectors.io.read_report import ReadReport
 from connectors.runs.rundir import join
@@ -103,10 +104,10 @@ def _read_sample(cfg: ContaminationConfig, opts: RunOptions) -> tuple[Sample, Re
     return sample, report, {"name": bench.name, "preset": bench.preset, "paths": bench.paths}
 
 
-def run_models(items: Sequence[dict], roles: Sequence[ModelRoles], prompts: PromptSet, config: PlanConfig, generate: Generate,
+def run_models(items: Sequence[McqaItem], roles: Sequence[ModelRoles], prompts: PromptSet, config: PlanConfig, generate: Generate,
                timer: StageTimer) -> ModelRun:
     """Routers, then workers (from the router outputs), then the outcome table."""
-    by_id = {item["id"]: item for item in items}
+    by_id = {item.id: item for item in items}
     plan = plan_calls(items, roles, prompts, config)
     with timer("routers"):
         routers = generate(plan.router_calls) if plan.router_calls else empty_answers()

@@ -4,9 +4,8 @@ from __future__ import annotations
 from jobs.common.flags import Command
 from jobs.conventions.config import ConventionsConfig
 
-COMMAND = Command(
-    name="conventions",
-    help="American vs other spelling, date, time and unit conventions in benchmarks",
+COMMAND = Command.registered(
+    "conventions",
     description="Find the locale conventions benchmark text assumes (spellings, numeric and written dates, 12/24-hour "
                 "times, US customary vs metric units): coverage, American share, skew and the share without spelling "
                 "per benchmark, with item-bootstrap intervals. With no input, audits the shipped TruthfulQA and DROP "

@@ -1,15 +1,16 @@
 """``benchaudit conventions`` options, declared once (flags are generated)."""
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, model_validator
 
-from audit.conventions.detect import DetectorConfig
-from audit.conventions.signals import FIELDS
-from audit.stats.bootstrap import BootstrapConfig
+from audit.conventions.choices import FIELDS
 from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_benchmark
-from jobs.common.config import Alias, Flag
+from jobs.common.config import Alias, Flag, IntervalOptions, check_choices
+
+if TYPE_CHECKING:
+    from audit.conventions.detect import DetectorConfig
 
 ANALYSIS = "analysis"
 
@@ -22,16 +23,13 @@ def embedded_benchmarks() -> list[BenchmarkConfig]:
     ]
 
 
-class ConventionsConfig(BenchmarkInputs):
+class ConventionsConfig(BenchmarkInputs, IntervalOptions):
     """Everything that decides a conventions run's results."""
 
     fields: Annotated[list[str], Flag(ANALYSIS, metavar="FIELD[,FIELD...]")] = Field(
         default_factory=lambda: list(FIELDS), description="item fields to scan")
     include_lexical: Annotated[bool, Flag(ANALYSIS)] = Field(
         False, description="also count lexical pairs (apartment/flat, gasoline/petrol): many are polysemous")
-    bootstrap: Annotated[int, Flag(ANALYSIS)] = Field(10_000, ge=1, description="item-bootstrap replicates for every interval")
-    seed: Annotated[int, Flag(ANALYSIS)] = Field(2026, description="bootstrap seed (recorded in summary and manifest)")
-    level: Annotated[float, Flag(ANALYSIS)] = Field(0.95, gt=0, lt=1, description="two-sided interval level, a fraction")
     shard_rows: Annotated[int, Flag(ANALYSIS, deprecated=(Alias("--shard-items"),))] = Field(
         100_000, ge=1, description="items per shard of a Parquet file (the unit of work and of --resume); "
                                    "other files are one shard each")
@@ -43,12 +41,12 @@ class ConventionsConfig(BenchmarkInputs):
         return embedded_benchmarks()
 
     @model_validator(mode="after")
-    def _detector(self) -> ConventionsConfig:
-        self.detector()  # unknown fields fail here, at the edge
+    def _fields(self) -> ConventionsConfig:
+        check_choices(self.fields, FIELDS, "field(s)")  # at the edge, naming --fields
         return self
 
     def detector(self) -> DetectorConfig:
+        from audit.conventions.detect import DetectorConfig
+
         return DetectorConfig(tuple(self.fields), self.include_lexical)
 
-    def bootstrap_config(self) -> BootstrapConfig:
-        return BootstrapConfig(self.bootstrap, self.seed, self.level)

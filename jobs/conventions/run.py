@@ -26,15 +26,11 @@ from audit.conventions.metrics import (
 from audit.conventions.signals import CATEGORIES, SIGNAL_SCHEMA
 from audit.conventions.stage import ConventionStage
 from audit.stats.bootstrap import BootstrapInterval
-from connectors.benchmarks import (
-    BenchmarkError,
-    BenchmarkPlan,
-    BenchmarkSpec,
-    file_ref,
-    guess_format,
-    iter_file_batches,
-    plan_benchmark,
-)
+from connectors.benchmarks.formats import guess_format
+from connectors.benchmarks.read import iter_file_batches
+from connectors.benchmarks.schema import BenchmarkError
+from connectors.benchmarks.shards import BenchmarkPlan, file_ref, plan_benchmark
+from connectors.benchmarks.spec import BenchmarkSpec
 from connectors.io.read_report import OnBadRow, ReadReport
 from connectors.io.row_counts import count_files
 from connectors.runs.tables import read_parts

@@ -26,9 +26,9 @@ import ray
 
 from audit.coreset import strata as st
 from audit.coreset.design import DesignConfig, DesignManifest, design_table, plan_design
-from audit.coreset.hashdraw import block_candidates, draw_in_blocks, equal_keys, hash_keys, key_partitions
 from audit.coreset.percentile import count_below, exact_percentiles, values_in_buckets
 from audit.coreset.validate import require_positive_count
+from audit.stats.draws import block_candidates, draw_in_blocks, equal_keys, hash_keys, key_partitions
 from connectors.coreset.designs import DESIGN_TABLE, GROUP_COLUMN, MANIFEST_FILE
 from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, TargetShard, plan_targets, read_target_shard
 from jobs.common.config import ConfigError, RunOptions

@@ -3,17 +3,14 @@ from __future__ import annotations
 
 from jobs.common.config import DRIVER_OPTIONS
 from jobs.common.flags import Command
+from jobs.common.registry import Lazy, lookup
 from jobs.coreset.config import BuildConfig, EstimateConfig, StudyJobConfig
-from jobs.traces.cli import LEGACY as TRACES_LEGACY
 
-COMMAND = Command(
-    name="coreset",
-    help="HT-Coreset: build | estimate | study",
+COMMAND = Command.registered(
+    "coreset",
     description="HT-Coreset: evaluate a model on a small importance-weighted subset of a huge binary test set and "
-                "estimate its full-table precision, recall and F1 with Horvitz-Thompson weights.\n\n"
-                "  benchaudit coreset build     draw a design from a target table (id, label, scorer probabilities), on Ray\n"
-                "  benchaudit coreset estimate  full-table metrics of models whose predictions cover the design\n"
-                "  benchaudit coreset study     compare samplers over repeated draws on a fully labelled table, on Ray",
+                "estimate its full-table precision, recall and F1 with Horvitz-Thompson weights: build a design from a "
+                "target table (on Ray), estimate from predictions on it, or study the samplers on a labelled table (on Ray).",
     subcommands=(
         Command(name="build", help="draw an HT-Coreset design from a target table",
                 description="Keep every positive (weight 1), the negatives the scorer finds hard (up to a reserve), and a "
@@ -38,6 +35,7 @@ COMMAND = Command(
                             "is written before any draw.",
                 config=StudyJobConfig, run="jobs.coreset.study:run",
                 outputs=("report.html", "summary.json", "data/", "protocol.json", "manifest.json")),
-        TRACES_LEGACY,
+        # 'benchaudit coreset traces' (its name before traces became a job of its own), kept for one release
+        Lazy("traces", lookup("traces").help, lookup("traces").target, replaced_by="benchaudit traces"),
     ),
 )

@@ -1,16 +1,20 @@
 """``benchaudit coreset build|estimate|study`` options, declared once (flags are generated)."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from audit.coreset.design import DesignConfig
-from audit.coreset.metrics import METRICS
-from audit.coreset.study import SAMPLERS, StudyConfig
-from connectors.coreset.predictions import PredictionColumns
-from connectors.coreset.targets import TargetColumns
+from audit.coreset.choices import METRICS, SAMPLER_NAMES
+from audit.stats.choices import DEFAULT_LEVEL, DEFAULT_SEED
 from jobs.common.config import Alias, ConfigError, Flag, JobConfig
+from jobs.common.predictors import Predictors, unique_predictors
+
+if TYPE_CHECKING:
+    from audit.coreset.design import DesignConfig
+    from audit.coreset.study import StudyConfig
+    from connectors.coreset.predictions import PredictionColumns
+    from connectors.coreset.targets import TargetColumns
 
 TABLE = "target table"
 RULES = "design rules (fractions, not percentages)"
@@ -19,37 +23,6 @@ DIAGNOSTICS = "diagnostics (optional columns: in every file of a predictor or in
 STUDY = "study"
 TableFormat = Literal["parquet", "csv", "jsonl"]
 LEVEL_FROM_ALPHA = Alias("--alpha", convert=lambda a: str(1 - float(a)), note="--level is 1 - ALPHA")
-
-
-class PredictorConfig(BaseModel):
-    """One model (or prompt variant): its name in the report and its prediction files."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = Field(min_length=1)
-    paths: list[str] = Field(min_length=1)
-
-
-def parse_predictors(values: object) -> object:
-    """``NAME=PATH`` strings (from the command line); a repeated NAME adds files to that predictor."""
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        return values
-    paths: dict[str, list[str]] = {}
-    for spec in values:
-        name, sep, path = spec.partition("=")
-        if not sep or not name or not path:
-            raise ValueError(f"{spec!r}: expected NAME=PATH")
-        paths.setdefault(name, []).append(path)
-    return [{"name": n, "paths": p} for n, p in paths.items()]
-
-
-Predictors = Annotated[list[PredictorConfig], BeforeValidator(parse_predictors)]
-
-
-def unique_predictors(predictors: list[PredictorConfig]) -> None:
-    names = [p.name for p in predictors]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"--predictions: predictor names must be unique, got {names}")
 
 
 class DesignRules(JobConfig):
@@ -80,7 +53,7 @@ class BuildConfig(DesignRules):
     hard_stratum: Annotated[bool, Flag(RULES)] = Field(
         True, description="keep a hard-negative stratum (--no-hard-stratum: difficulty strata only)")
     budget_multiplier: Annotated[float, Flag(RULES)] = Field(2.0, description="negatives drawn per positive (2: a 1:2 design)")
-    seed: Annotated[int, Flag(RULES)] = Field(0, description="hash-draw seed (an integer in [0, 2**64))")
+    seed: Annotated[int, Flag(RULES)] = Field(DEFAULT_SEED, ge=0, lt=2**64, description="hash-draw seed")
     shard_rows: Annotated[int, Flag(TABLE)] = Field(
         1_000_000, ge=1, description="rows per shard (Parquet row groups are never split)")
 
@@ -90,6 +63,8 @@ class BuildConfig(DesignRules):
         return self
 
     def design_config(self) -> DesignConfig:
+        from audit.coreset.design import DesignConfig
+
         return DesignConfig(
             tau=self.tau, hard_cut_fraction=self.hard_cut_fraction, hard_reserve_fraction=self.hard_reserve_fraction,
             budget_multiplier=self.budget_multiplier, n_easy_strata=self.easy_strata,
@@ -97,6 +72,8 @@ class BuildConfig(DesignRules):
         )
 
     def columns(self) -> TargetColumns:
+        from connectors.coreset.targets import TargetColumns
+
         return TargetColumns(self.id_column, self.label_column, tuple(self.score_columns), self.group_column)
 
     @property
@@ -119,7 +96,7 @@ class EstimateConfig(JobConfig):
     missing: Annotated[Literal["error", "negative"], Flag(PREDICTIONS)] = Field(
         "error", description="a missing prediction (nothing returned, unparsable) is an error or counted as negative")
     level: Annotated[float, Flag(PREDICTIONS, deprecated=(LEVEL_FROM_ALPHA,))] = Field(
-        0.95, gt=0, lt=1, description="coverage of the conservative intervals, a fraction")
+        DEFAULT_LEVEL, gt=0, lt=1, description="coverage of the conservative intervals, a fraction")
     metrics: Annotated[list[str], Flag(PREDICTIONS, metavar="METRIC[,METRIC...]")] = Field(
         default_factory=lambda: list(METRICS), description="metrics to estimate")
     group_column: Annotated[str | None, Flag(DIAGNOSTICS)] = Field(
@@ -142,6 +119,8 @@ class EstimateConfig(JobConfig):
         return 1 - self.level
 
     def columns(self) -> PredictionColumns:
+        from connectors.coreset.predictions import PredictionColumns
+
         return PredictionColumns(self.id_column, self.prediction_column, self.run_column, self.group_column,
                                  self.response_column)
 
@@ -193,13 +172,13 @@ class StudyJobConfig(DesignRules):
     budget_multipliers: Annotated[list[float], Flag(STUDY, metavar="M[,M...]")] = Field(
         default_factory=lambda: [2.0], min_length=1, description="negatives per positive, e.g. 2,4,8")
     samplers: Annotated[list[str], Flag(STUDY, metavar="NAME[,NAME...]")] = Field(
-        default_factory=lambda: list(SAMPLERS), description="samplers to compare")
+        default_factory=lambda: list(SAMPLER_NAMES), description="samplers to compare")
     metrics: Annotated[list[str], Flag(STUDY, metavar="METRIC[,METRIC...]")] = Field(
         default_factory=lambda: ["precision", "recall", "f1"], description="metrics")
     level: Annotated[float, Flag(STUDY, deprecated=(LEVEL_FROM_ALPHA,))] = Field(
-        0.95, gt=0, lt=1, description="coverage of the conservative intervals, a fraction")
+        DEFAULT_LEVEL, gt=0, lt=1, description="coverage of the conservative intervals, a fraction")
     seed: Annotated[int, Flag(STUDY, deprecated=("--root-seed",))] = Field(
-        20260930, description="root of the SeedSequence of every draw")
+        DEFAULT_SEED, ge=0, lt=2**64, description="root of the SeedSequence of every draw")
 
     @model_validator(mode="after")
     def _checks(self) -> StudyJobConfig:
@@ -217,6 +196,8 @@ class StudyJobConfig(DesignRules):
         return [d if d.tau is not None else d.model_copy(update={"tau": self.tau}) for d in self.direction]
 
     def study_config(self) -> StudyConfig:
+        from audit.coreset.study import StudyConfig
+
         return StudyConfig(
             draws=self.draws, budget_multipliers=tuple(self.budget_multipliers), samplers=tuple(self.samplers),
             metrics=tuple(self.metrics), hard_cut_fraction=self.hard_cut_fraction,

@@ -6,9 +6,8 @@ from jobs.common.flags import Command
 from jobs.docs.config import DocsConfig
 from jobs.docs.template import TemplateConfig
 
-COMMAND = Command(
-    name="docs",
-    help="documentation audit: six user-centric criteria over dataset cards",
+COMMAND = Command.registered(
+    "docs",
     description="Score Hugging Face dataset cards (README.md with YAML front matter), Croissant JSON-LD (responsible-AI "
                 "fields included) and Markdown datasheets / data statements on six criteria (0 absent, 1 mentioned, "
                 "2 operationalized) with the evidence behind each proposed score; with reviewer sheets, Cohen's kappa "

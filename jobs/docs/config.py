@@ -5,7 +5,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from audit.docs.criteria import CRITERIA
+from audit.docs.choices import CRITERIA
 from jobs.common.config import Flag, JobConfig
 
 DOCS = "documentation"

@@ -11,8 +11,6 @@ from typing import Annotated
 
 from pydantic import Field
 
-from audit.docs.template import render_template
-from connectors.runs.finished import read_run_summary
 from jobs.common.config import Flag, JobConfig, RunOptions
 
 RUNS = "runs to fill the template from"
@@ -84,6 +82,9 @@ class TemplateConfig(JobConfig):
 
 def build_template(cfg: TemplateConfig) -> str:
     """Markdown of the template for ``cfg.name`` (default: the conventions benchmark), pre-filled from the runs."""
+    from audit.docs.template import render_template
+    from connectors.runs.finished import read_run_summary
+
     measured: dict = {}
     name = cfg.name
     if cfg.conventions_run:

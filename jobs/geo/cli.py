@@ -6,9 +6,8 @@ from jobs.common.flags import Command
 from jobs.geo.config import GeoConfig
 from jobs.geo.lexicon import LexiconExportConfig
 
-COMMAND = Command(
-    name="geo",
-    help="country visibility of caption corpora (the main job)",
+COMMAND = Command.registered(
+    "geo",
     description="Resolve the countries captions mention, their shares and their association with World Bank "
                 "indicators; with no input, scans the shipped COCO and CC3M captions on a local Ray.\n\n"
                 "  benchaudit geo --corpus datacomp:datacomp:'s3://bucket/datacomp/*.parquet' --address auto\n"

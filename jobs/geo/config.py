@@ -1,75 +1,19 @@
 """``benchaudit geo`` options: the corpora to scan and the analysis, declared once (flags are generated)."""
 from __future__ import annotations
 
-from dataclasses import replace
-from importlib import resources
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
-from audit.geo.evidence import TIERS
-from connectors.captions.corpus import PRESETS, ColumnMapping, CorpusSpec, detect_format, spec_from_preset
-from connectors.io.yaml_lists import read_yaml_list
-from jobs.common.config import Alias, ConfigError, Flag, JobConfig, parse_named_inputs, validated
+from audit.geo.choices import TIERS, Profile
+from connectors.captions.presets import PRESETS, CorpusSpec, Format
+from jobs.common.config import Alias, ConfigError, Flag, JobConfig, parse_named_inputs, read_entries, validated
+from jobs.common.corpora import CorpusConfig, embedded_corpora
 
 CORPORA = "corpora (default: the shipped COCO 2017 val and Conceptual Captions val samples)"
 MAPPED = "one corpus mapped by hand (--input)"
 ANALYSIS = "analysis"
-Format = Literal["parquet", "jsonl", "csv", "tsv", "webdataset"]
-Profile = Literal["paper", "extended", "gazetteer"]
 Tier = Literal[TIERS]  # type: ignore[valid-type]
-
-
-class CorpusConfig(BaseModel):
-    """One corpus: a preset gives format and columns; explicit fields override it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = Field(min_length=1)
-    paths: list[str] = Field(min_length=1)
-    preset: str | None = None
-    format: Format | None = None
-    text: str | None = None
-    context: list[str] | None = None
-    url: str | None = None
-    id: str | None = None
-    header: bool | None = None
-    column_names: list[str] | None = None
-
-    @model_validator(mode="after")
-    def _known_preset(self) -> CorpusConfig:
-        if self.preset and self.preset not in PRESETS:
-            raise ValueError(f"corpus {self.name}: unknown preset {self.preset!r}; known: {sorted(PRESETS)}")
-        if not self.preset and not self.text:
-            raise ValueError(f"corpus {self.name}: give a preset (--preset) or the caption column (--text-column)")
-        return self
-
-    def to_spec(self, group_column: str | None) -> CorpusSpec:
-        """The preset's spec (``connectors.captions.corpus.spec_from_preset``) with this entry's own fields on top."""
-        if self.preset:
-            base = spec_from_preset(self.name, self.preset, self.paths)
-        else:
-            base = CorpusSpec(self.name, tuple(self.paths), self.format or detect_format(self.paths), ColumnMapping(text=self.text))
-        m = base.mapping
-        mapping = ColumnMapping(
-            text=self.text or m.text,
-            context=tuple(self.context) if self.context is not None else m.context,
-            url=self.url if self.url is not None else m.url,
-            id=self.id if self.id is not None else m.id,
-            group=group_column or m.group,
-        )
-        return replace(base, format=self.format or base.format, mapping=mapping,
-                       header=self.header if self.header is not None else base.header,
-                       column_names=tuple(self.column_names) if self.column_names else base.column_names)
-
-
-def embedded_corpora() -> list[CorpusConfig]:
-    """The shipped real captions: COCO 2017 val (CC BY 4.0) and Conceptual Captions val."""
-    root = resources.files("connectors") / "samples"
-    return [
-        CorpusConfig(name="coco2017_val", paths=[str(root / "coco2017_val_captions.csv")], preset="coco"),
-        CorpusConfig(name="cc3m_val", paths=[str(root / "cc3m_val_captions.tsv")], preset="cc3m"),
-    ]
 
 
 def _mapped(**kw) -> Flag:
@@ -137,8 +81,7 @@ class GeoConfig(JobConfig):
         """Every corpus the options name, in order (the shipped samples when none)."""
         out = list(self.corpus)
         if self.corpora:
-            entries = read_yaml_list(self.corpora, "name, paths, preset or format/text/context/url/id")
-            out = [validated(CorpusConfig, e, f"{self.corpora}: entry {i + 1}") for i, e in enumerate(entries)] + out
+            out = read_entries(CorpusConfig, self.corpora, "name, paths, preset or format/text/context/url/id") + out
         if self.input:
             out.append(validated(CorpusConfig, dict(
                 name=self.name, paths=self.input, preset=self.preset, format=self.format, text=self.text_column,

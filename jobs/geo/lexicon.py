@@ -5,8 +5,8 @@ from typing import Annotated
 
 from pydantic import Field
 
+from audit.geo.choices import Profile
 from jobs.common.config import Alias, Flag, JobConfig, RunOptions
-from jobs.geo.config import Profile
 
 EXPORT = "export"
 

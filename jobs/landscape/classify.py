@@ -11,11 +11,10 @@ from dataclasses import replace
 import pandas as pd
 import pyarrow as pa
 
-from audit.landscape.items import McqaItem
 from audit.landscape.structure import StructurePrompt, parse_structure_label
-from connectors.models import PROMPT_SCHEMA
-from jobs.common.models import model_counts, model_stage
-from jobs.landscape.config import ModelConfig
+from audit.mcqa.items import McqaItem
+from connectors.models.batches import PROMPT_SCHEMA
+from jobs.common.models import ModelConfig, model_counts, model_stage
 
 CLASSIFIER_SCHEMA = pa.schema([("benchmark", pa.string()), ("source_id", pa.string()), ("text", pa.string()),
                                ("structure_label", pa.string()), ("structure_status", pa.string()), ("error", pa.string()),

@@ -4,9 +4,8 @@ from __future__ import annotations
 from jobs.common.flags import Command
 from jobs.landscape.config import LandscapeConfig
 
-COMMAND = Command(
-    name="landscape",
-    help="MCQA probability landscapes: MPD, perturbations, flags",
+COMMAND = Command.registered(
+    "landscape",
     description="Read each multiple-choice item's option-letter probabilities from one forward pass per item and place it "
                 "at (Ptop1, Hnorm); per benchmark x perturbation x model: accuracy, its relative change, mean Ptop1 and "
                 "Hnorm, and the mean pairwise distance (MPD). Items that models still miss when every distractor is an "

@@ -13,59 +13,20 @@ or as a YAML list (``--models models.yaml``) when models need settings of their 
 from __future__ import annotations
 
 import json
-from pathlib import PurePosixPath
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from audit.landscape.mpd import DEFAULT_PAIRS, EXACT_LIMIT
-from audit.landscape.perturb import PERTURBATIONS
-from connectors.io.yaml_lists import read_yaml_list
-from connectors.models.spec import ModelSpecError, parse_model_spec
-from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs
-from jobs.common.config import ConfigError, Flag, validated
-from jobs.common.models import ModelStage
+from audit.landscape.choices import DEFAULT_PERTURBATIONS, MPD_EXACT_LIMIT, MPD_PAIRS, PERTURBATION_NAMES
+from audit.stats.choices import DEFAULT_SEED
+from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_mcqa
+from jobs.common.config import ConfigError, Flag, check_choices, read_entries, validated
+from jobs.common.models import ModelConfig
 
 MODELS = "models"
 ITEMS = "items, prompts and perturbations"
 FLAGS = "review candidates, validation and the structural classifier"
 LM_EVAL = "lm-evaluation-harness outputs instead of a model run"
-DEFAULT_PERTURBATIONS = ("none", "noise")
-
-
-def default_model_name(spec: str) -> str:
-    """A short name for tables: the served name (openai) or the last part of the path or hub id."""
-    parsed = parse_model_spec(spec)
-    return parsed.model if parsed.backend == "openai" else PurePosixPath(parsed.model.rstrip("/")).name or parsed.model
-
-
-class ModelConfig(BaseModel):
-    """One model of a run: its spec, its name in the tables, its backend settings and its pool."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    spec: str
-    name: str = ""
-    settings: dict[str, Any] = Field(default_factory=dict)
-    batch_size: int = Field(16, ge=1)
-    actors: int | None = Field(None, ge=1)
-
-    @field_validator("spec")
-    @classmethod
-    def _parses(cls, spec: str) -> str:
-        try:
-            return str(parse_model_spec(spec))
-        except ModelSpecError as exc:
-            raise ValueError(str(exc)) from None
-
-    @model_validator(mode="after")
-    def _named(self) -> ModelConfig:
-        if not self.name:
-            object.__setattr__(self, "name", default_model_name(self.spec))
-        return self
-
-    def stage(self) -> ModelStage:
-        return ModelStage(self.spec, dict(self.settings), self.batch_size, self.actors)
 
 
 def _json_object(value: object) -> object:
@@ -99,10 +60,11 @@ class LandscapeConfig(BenchmarkInputs):
 
     sample: Annotated[int | None, Flag(ITEMS, metavar="N")] = Field(
         1000, ge=1, description="items per benchmark, chosen by seeded hash (all items when a benchmark has fewer)")
-    seed: Annotated[int, Flag(ITEMS)] = Field(2026, description="seed of the item sample, the perturbations and a sampled MPD")
+    seed: Annotated[int, Flag(ITEMS)] = Field(
+        DEFAULT_SEED, ge=0, lt=2**64, description="seed of the item sample, the perturbations and a sampled MPD")
     perturbations: Annotated[list[str], Flag(ITEMS, metavar="NAME[,NAME...]")] = Field(
         default_factory=lambda: list(DEFAULT_PERTURBATIONS),
-        description=f"perturbations to run, of {', '.join(PERTURBATIONS)}; none (the baseline of every relative change) "
+        description=f"perturbations to run, of {', '.join(PERTURBATION_NAMES)}; none (the baseline of every relative change) "
                     "is always run")
     mask_rate: Annotated[float, Flag(ITEMS, metavar="FRACTION")] = Field(
         0.5, gt=0, le=1, description="share of the stem's content words the mask perturbation hides")
@@ -112,8 +74,8 @@ class LandscapeConfig(BenchmarkInputs):
         True, description="CommonsenseQA (preset commonsenseqa) 5 -> 4 options: drop E, or D when E is the answer")
     level: Annotated[float, Flag(ITEMS)] = Field(
         0.95, gt=0, lt=1, description="level of the sampled MPD's interval (benchmarks over 50,000 items)")
-    mpd_exact_limit: Annotated[int, Flag(cli=False)] = Field(EXACT_LIMIT, ge=2, description="exact MPD up to this many items")
-    mpd_pairs: Annotated[int, Flag(cli=False)] = Field(DEFAULT_PAIRS, ge=2, description="pairs of a sampled MPD")
+    mpd_exact_limit: Annotated[int, Flag(cli=False)] = Field(MPD_EXACT_LIMIT, ge=2, description="exact MPD up to this many items")
+    mpd_pairs: Annotated[int, Flag(cli=False)] = Field(MPD_PAIRS, ge=2, description="pairs of a sampled MPD")
 
     min_wrong: Annotated[int | None, Flag(FLAGS, metavar="M", default_text="every model")] = Field(
         None, ge=1, description="an item is a review candidate when at least M models miss it under noise injection")
@@ -137,14 +99,12 @@ class LandscapeConfig(BenchmarkInputs):
                           "landscapes of its continuation log-likelihoods, no model run")
 
     def embedded(self) -> list[BenchmarkConfig]:
-        return []  # no shipped MCQA sample: a landscape needs the user's benchmark (or --from-lm-eval)
+        return [shipped_mcqa()]
 
     @field_validator("perturbations")
     @classmethod
     def _known(cls, names: list[str]) -> list[str]:
-        unknown = [n for n in names if n not in PERTURBATIONS]
-        if unknown:
-            raise ValueError(f"unknown perturbation(s) {unknown}; known: {', '.join(PERTURBATIONS)}")
+        check_choices(names, PERTURBATION_NAMES, "perturbation(s)")
         return ["none", *dict.fromkeys(n for n in names if n != "none")]
 
     @model_validator(mode="after")
@@ -159,8 +119,7 @@ class LandscapeConfig(BenchmarkInputs):
             if self.classify and not self.classifier_model:
                 raise ConfigError("--classify with --from-lm-eval needs --classifier-model SPEC (there is no model in the run)")
             return self
-        if not self.benchmark_configs():
-            raise ConfigError("give a benchmark (--benchmark NAME:PRESET:PATH, --benchmarks YAML or --input), or --from-lm-eval DIR")
+        self.benchmark_configs()  # a bad YAML entry or --input mapping fails here (none given: the shipped ARC-Challenge)
         models = self.model_configs()
         if not models:
             raise ConfigError("give a model (--model SPEC or --models YAML), or --from-lm-eval DIR")
@@ -173,8 +132,7 @@ class LandscapeConfig(BenchmarkInputs):
         """Every model of the run, in order: the --models YAML, then each --model."""
         out = []
         if self.models:
-            entries = read_yaml_list(self.models, "spec, name, settings, batch_size, actors")
-            out = [validated(ModelConfig, e, f"{self.models}: entry {i + 1}") for i, e in enumerate(entries)]
+            out = read_entries(ModelConfig, self.models, "spec, name, settings, batch_size, actors")
         out += [validated(ModelConfig, {"spec": s, "settings": self.model_settings, "batch_size": self.batch_size,
                                         "actors": self.actors}, f"--model {s}") for s in self.model]
         return out

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from audit.landscape.items import sample_indices
 from audit.landscape.summary import result_rows
+from audit.stats.draws import sample_positions
 from connectors.landscape.lm_eval import LmEvalRun, find_lm_eval_runs, read_lm_eval_samples
 from jobs.landscape.config import LandscapeConfig
 
@@ -42,7 +42,7 @@ def read_lm_eval_inputs(cfg: LandscapeConfig) -> LmEvalInputs:
     for run in runs:
         samples = read_lm_eval_samples(run.samples_path, run.task)
         table = samples.table
-        keep = sample_indices(table.column("id").to_pylist(), run.task, cfg.sample, cfg.seed)
+        keep = sample_positions(table.column("id").to_pylist(), cfg.sample, cfg.seed, stream=run.task)
         table = table.take(keep)
         frame = table.to_pandas()
         frame["option_logprobs"] = table.column("option_logprobs").to_pylist()

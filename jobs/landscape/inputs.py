@@ -12,8 +12,11 @@ from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 
-from audit.landscape.items import McqaItem, mcqa_items, sample_indices, standardise_csqa
-from connectors.benchmarks import BenchmarkSpec, iter_benchmark_batches, plan_benchmark
+from audit.mcqa.items import McqaItem, mcqa_items, standardise_csqa
+from audit.mcqa.sample import sample_items
+from connectors.benchmarks.read import iter_benchmark_batches
+from connectors.benchmarks.shards import plan_benchmark
+from connectors.benchmarks.spec import BenchmarkSpec
 from connectors.io.read_report import ReadReport
 from jobs.landscape.config import LandscapeConfig
 
@@ -64,10 +67,10 @@ def load_benchmark(spec: BenchmarkSpec, cfg: LandscapeConfig) -> BenchmarkItems:
             break
     rejected = [{"benchmark": name, "id": None, "perturbation": None, "stage": "read", "reason": m} for m in report.messages]
     items, bad = mcqa_items(rows)
-    rejected += [{"benchmark": name, "id": r.id, "perturbation": None, "stage": "item", "reason": r.reason} for r in bad]
+    rejected += [{"benchmark": name, "id": r.id, "perturbation": None, "stage": "item", "reason": r.describe()} for r in bad]
     if spec.preset == "commonsenseqa" and cfg.standardise_csqa:
         items = [standardise_csqa(item) for item in items]
-    chosen = [items[i] for i in sample_indices([item.id for item in items], name, cfg.sample, cfg.seed)]
+    chosen = sample_items(items, cfg.sample, cfg.seed)
     return BenchmarkItems(name, spec.preset, plan.files, plan.fingerprint, len(rows) + len(report.messages), len(items),
                           chosen, rejected)
 

@@ -1,9 +1,9 @@
 """The landscape report: every number comes from summary.json, nothing is computed here."""
 from __future__ import annotations
 
+from audit.mcqa.items import LETTERS
 from jobs.common.html import RunInfo, esc, fmt, page, pct, scatter, table
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAX_SHOWN = 200  # candidates listed in the report; all of them are in summary.json and review_candidates.csv
 CAVEAT = ("Each item is a point (Ptop1, Hnorm): Ptop1 is the top option's probability, Hnorm the entropy of the other "
           "options' renormalised probabilities over log(K − 1) (0: the rest is on one option, 1: spread evenly). MPD is the "

@@ -32,15 +32,15 @@ import pyarrow.parquet as pq
 from audit.landscape.prompts import McqaTemplate, load_template
 from audit.landscape.structure import StructurePrompt, load_structure_prompt
 from connectors.landscape.inputs import read_reference, read_review_labels, read_structure_prompt, read_template
-from connectors.models import REPORT_COLUMN, merge_backend_reports
+from connectors.models.batches import REPORT_COLUMN, merge_backend_reports
 from connectors.runs.rundir import join
 from connectors.runs.tables import DATA_DIR, partition_segment
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError, is_transient, one_line, user_code_error
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
-from jobs.common.models import model_counts, model_stage
-from jobs.landscape.config import LandscapeConfig, ModelConfig
+from jobs.common.models import ModelConfig, model_counts, model_stage
+from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark
 from jobs.landscape.stages import SCORE_TABLE, landscape_batch, prompt_batch
 from jobs.landscape.summary import FINAL_POSITION, as_results, build_summary, candidates

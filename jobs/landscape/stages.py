@@ -13,7 +13,7 @@ import pyarrow as pa
 from audit.landscape.perturb import perturb
 from audit.landscape.prompts import McqaTemplate, prompt_rows
 from audit.landscape.summary import result_rows
-from connectors.models import REPORT_COLUMN
+from connectors.models.batches import REPORT_COLUMN
 from jobs.landscape.inputs import item_from_row
 
 PROMPT_TABLE = pa.schema([
@@ -40,7 +40,7 @@ def prompt_batch(batch: pa.Table, template: McqaTemplate, perturbations: list[st
     for name in perturbations:
         copies, rejected = perturb(items, name, seed, **params.get(name, {}))
         rows += [{**row, "rejected": None} for row in prompt_rows(copies, template)]
-        rows += [{"id": r.id, "source_id": r.id, "benchmark": r.benchmark, "perturbation": name, "rejected": r.reason}
+        rows += [{"id": r.id, "source_id": r.id, "benchmark": r.benchmark, "perturbation": name, "rejected": r.detail}
                  for r in rejected]
     return pa.Table.from_pylist(rows, schema=PROMPT_TABLE)
 

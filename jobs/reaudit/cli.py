@@ -4,9 +4,8 @@ from __future__ import annotations
 from jobs.common.flags import Command
 from jobs.reaudit.config import ReauditConfig
 
-COMMAND = Command(
-    name="reaudit",
-    help="re-audit a plan: rerun only what changed (inputs by content, config, code), diff against the last run",
+COMMAND = Command.registered(
+    "reaudit",
     description="Read a plan (benchmarks and corpora, audits, models, thresholds, schedule), fingerprint every input by "
                 "content, rerun only the audits whose inputs, config or code changed -- reusing finished shards of "
                 "unchanged files and cached model responses -- and write diff.md / diff.json: items added, removed and "

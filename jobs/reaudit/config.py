@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jobs.common.config import ConfigError, Flag, JobConfig, describe_validation
@@ -88,6 +87,7 @@ class ReauditPlan(_Strict):
 def read_plan(url: str) -> tuple[ReauditPlan, bytes]:
     """The plan at ``url`` and its bytes (hashed into the re-audit's manifest); errors name the file and the field."""
     import fsspec
+    import yaml
 
     try:
         with fsspec.open(url, "rb") as fh:

@@ -22,7 +22,8 @@ import fsspec
 import pyarrow as pa
 from pydantic import BaseModel
 
-from connectors.benchmarks import ITEM_SCHEMA, iter_benchmark_batches
+from connectors.benchmarks.read import iter_benchmark_batches
+from connectors.benchmarks.schema import ITEM_SCHEMA
 from connectors.io.fs import FileRef, expand
 
 ITEM_FIELDS = tuple(n for n in ITEM_SCHEMA.names if n not in ("id", "benchmark"))
@@ -119,7 +120,7 @@ def fingerprint(job: str, config: BaseModel, ignore: Iterable[str] = ()) -> Fing
     fields = read_fields(job, config)
     for bench in getattr(config, "benchmark_configs", lambda: [])():
         spec = bench.to_spec()
-        from connectors.benchmarks import benchmark_files
+        from connectors.benchmarks.read import benchmark_files
         from connectors.benchmarks.shards import file_ref
 
         refs = [file_ref(u) for u in benchmark_files(spec)]
@@ -129,7 +130,7 @@ def fingerprint(job: str, config: BaseModel, ignore: Iterable[str] = ()) -> Fing
             for row in batch.to_pylist():
                 items.append({"input": bench.name, "item_id": row["id"], "sha256": _item_hash(row, fields)})
     if hasattr(config, "corpus_configs"):
-        from connectors.captions.corpus import EXTENSIONS
+        from connectors.captions.presets import EXTENSIONS
 
         for corpus in config.corpus_configs():
             spec = corpus.to_spec(None)

@@ -33,9 +33,10 @@ from connectors.runs.rundir import RunDirError, is_complete, join, new_run_id, r
 from connectors.runs.store import RunEntry, code_version, get_run, list_runs, store_of
 from jobs.common.config import ConfigError, RunOptions, validated
 from jobs.common.errors import JobError, one_line
-from jobs.common.flags import Command
+from jobs.common.flags import Command, UsageError, command_path
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
+from jobs.common.registry import JOBS, attribute
 from jobs.reaudit.config import AuditSpec, ReauditConfig, ReauditPlan, read_plan
 from jobs.reaudit.fingerprint import Fingerprints, fingerprint, item_changes
 from jobs.reaudit.report import diff_of, render_diff, render_summary_lines, summary_of
@@ -69,15 +70,12 @@ class Audit:
 
 
 def _command(path: tuple[str, ...]) -> Command:
-    from jobs.cli import commands
-
-    level: list[Command] = commands()
-    found = None
-    for word in path:
-        found = next((c for c in level if c.name == word), None)
-        if found is None:
-            raise ConfigError(f"unknown job {' '.join(path)!r}; jobs: {', '.join(c.name for c in level)}")
-        level = list(found.subcommands)
+    try:
+        commands, rest = command_path(path) if path else ((), [])
+    except UsageError as exc:
+        jobs = ", ".join(c.name for c in JOBS if c.name != JOB)
+        raise ConfigError(f"unknown job {' '.join(path)!r}; jobs: {jobs} ({exc})") from None
+    found = commands[-1] if commands and not rest else None
     if found is None or found.run is None or found.config is None or "out" not in found.run_options or found.name == JOB:
         raise ConfigError(f"{' '.join(path)!r} is not a job that writes a run (choose one of its subcommands)")
     return found
@@ -109,11 +107,27 @@ def resolve(plan: ReauditPlan, spec: AuditSpec, where: str) -> Audit:
     return Audit(spec, command, config, models, code_version("jobs." + spec.path[0]))
 
 
-def _import(target: str):
-    import importlib
+def validate_file(path: str, check_files: bool) -> list:
+    """``benchaudit validate`` of a plan: its fields, each benchmark, corpus and model entry, and every
+    audit's options resolved into its job's config (what a re-audit checks before it runs anything)."""
+    from jobs.common.benchmarks import check_benchmark
+    from jobs.common.corpora import check_corpus
+    from jobs.common.models import check_model
+    from jobs.common.validation import Checked, check_entries
 
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    plan, _ = read_plan(path)
+    out = [Checked(f"plan {plan.name}", f"{len(plan.audits)} audit(s)" + (f", schedule {plan.schedule!r}" if plan.schedule else ""))]
+    for what, entries, check in (("benchmark", plan.benchmarks, check_benchmark), ("corpus", plan.corpora, check_corpus),
+                                 ("model", plan.models, check_model)):
+        out += [Checked(f"{what} {c.label}", c.detail, c.problem)
+                for c in check_entries(entries, lambda entry, check=check: check(entry, check_files))]
+    by_id = {a.id: a for a in plan.audits}
+
+    def check_audit(entry: dict) -> str:
+        return f"benchaudit {' '.join(resolve(plan, by_id[entry['name']], path).spec.path)}: options valid"
+
+    return out + [Checked(f"audit {c.label}", c.detail, c.problem)
+                  for c in check_entries([{"name": a.id} for a in plan.audits], check_audit)]
 
 
 def _previous(store: str, plan: ReauditPlan) -> tuple[RunEntry, dict] | None:
@@ -162,7 +176,7 @@ def _audit_options(opts: RunOptions, **kw: Any) -> RunOptions:
 
 def _run_audit(audit: Audit, opts: RunOptions, old: dict | None, old_files: pa.Table | None) -> str:
     """Run the audit's job; seeded from ``old``'s unchanged shards when it has any. Returns the run directory."""
-    run = _import(audit.command.run)
+    run = attribute(audit.command.run)
     run_id = new_run_id()
     seeded = 0
     if old is not None and old.get("path") and is_complete(old["path"]):

@@ -25,9 +25,8 @@ def run_index(cfg: IndexConfig, opts: RunOptions) -> str:
     return f"{n:,} run(s) of {opts.out} → {target}"
 
 
-COMMAND = Command(
-    name="report",
-    help="pages over several runs: index",
+COMMAND = Command.registered(
+    "report",
     subcommands=(
         Command(name="index", help="index.html of a run root: runs by job, headline metrics, trends",
                 description="List every run under --out (the run root) by job with status, time, inputs and headline "

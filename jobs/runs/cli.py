@@ -6,9 +6,8 @@ from jobs.runs.config import RunsCompareConfig, RunsListConfig, RunsShowConfig
 
 _STORE = ("out", "log_level")
 
-COMMAND = Command(
-    name="runs",
-    help="the audit history: every run recorded under a run root (--out), its status, inputs and headline metrics",
+COMMAND = Command.registered(
+    "runs",
     description="Every job records its runs in the run store of its run root (<out>/_runs): status (complete, incomplete, "
                 "failed), inputs and their fingerprints, config hash, code version, times and headline metrics.\n\n"
                 "  benchaudit runs list --out s3://bucket/audits --job geo\n"

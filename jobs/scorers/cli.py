@@ -4,9 +4,8 @@ from __future__ import annotations
 from jobs.common.flags import Command
 from jobs.scorers.config import ScorersConfig
 
-COMMAND = Command(
-    name="scorers",
-    help="scorer sensitivity to meaning-preserving answer variants",
+COMMAND = Command.registered(
+    "scorers",
     description="Rewrite answers under another convention (spelling both ways, written-date order, 12/24-hour time, "
                 "units at the stated precision), reject variants that touch a name, and score variant and original with "
                 "DROP EM/F1, SQuAD EM/F1, exact match and TruthfulQA's BLEU/ROUGE ranking; paired differences with "

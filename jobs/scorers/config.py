@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from audit.scoring.sensitivity import SCORERS, SensitivityConfig
-from audit.scoring.variants import TRANSFORMATIONS, VariantConfig
-from audit.stats.bootstrap import BootstrapConfig
+from audit.scoring.choices import SCORERS, TRANSFORMATIONS
 from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_benchmark
-from jobs.common.config import Alias, ConfigError, Flag
+from jobs.common.config import Alias, ConfigError, Flag, IntervalOptions, check_choices
+
+if TYPE_CHECKING:
+    from audit.scoring.sensitivity import SensitivityConfig
 
 GOLD = "gold"
 ANSWERS = "answers to vary (default: the benchmark's gold answers)"
@@ -41,7 +42,7 @@ def parse_answer_specs(values: object) -> object:
     return out
 
 
-class ScorersConfig(BenchmarkInputs):
+class ScorersConfig(BenchmarkInputs, IntervalOptions):
     """Everything that decides a scorers run's results."""
 
     answers: Annotated[list[AnswersConfig], BeforeValidator(parse_answer_specs),
@@ -62,9 +63,6 @@ class ScorersConfig(BenchmarkInputs):
         default_factory=lambda: list(TRANSFORMATIONS), description="transformations that make the variants")
     protected_names: Annotated[str | None, Flag(SCORING, metavar="FILE", default_text="the shipped list only")] = Field(
         None, description="extra names variants must not alter, one per line (brands, titles)")
-    bootstrap: Annotated[int, Flag(SCORING)] = Field(10_000, ge=1, description="bootstrap replicates (questions resampled)")
-    seed: Annotated[int, Flag(SCORING)] = Field(2026, description="bootstrap seed (recorded in summary and manifest)")
-    level: Annotated[float, Flag(SCORING)] = Field(0.95, gt=0, lt=1, description="two-sided interval level, a fraction")
     shard_rows: Annotated[int, Flag(SCORING, deprecated=(Alias("--shard-questions"),))] = Field(
         500, ge=1, description="questions per shard (the unit of work and of --resume)")
     examples: Annotated[int, Flag(SCORING)] = Field(10, ge=0, description="example variants kept per status for the report")
@@ -89,11 +87,13 @@ class ScorersConfig(BenchmarkInputs):
         names = [a.name for a in self.answers] + (["variants"] if self.variants else [])
         if len(set(names)) != len(names) or GOLD in names:
             raise ConfigError(f"--answers: answer set names must be unique and not {GOLD!r}, got {names}")
-        self.sensitivity(self.scorers or SCORERS, ())  # unknown scorers or transformations fail here, at the edge
+        if self.scorers is not None:  # at the edge, naming the flag
+            check_choices(self.scorers, SCORERS, "scorer(s)")
+        check_choices(self.transformations, TRANSFORMATIONS, "transformation(s)")
         return self
 
     def sensitivity(self, scorers: list[str] | tuple[str, ...], protected: tuple[str, ...]) -> SensitivityConfig:
-        return SensitivityConfig(tuple(scorers), VariantConfig(tuple(self.transformations), protected), self.bootstrap_config())
+        from audit.scoring.sensitivity import SensitivityConfig
+        from audit.scoring.variants import VariantConfig
 
-    def bootstrap_config(self) -> BootstrapConfig:
-        return BootstrapConfig(self.bootstrap, self.seed, self.level)
+        return SensitivityConfig(tuple(scorers), VariantConfig(tuple(self.transformations), protected), self.bootstrap_config())

@@ -34,7 +34,8 @@ from audit.scoring.sensitivity import (
 )
 from audit.scoring.truthfulqa import prepare_references
 from audit.scoring.variants import generate_variants
-from connectors.benchmarks import benchmark_files, file_ref
+from connectors.benchmarks.read import benchmark_files
+from connectors.benchmarks.shards import file_ref
 from connectors.io.fs import fingerprint
 from connectors.io.yaml_lists import read_name_list
 from connectors.runs.tables import read_parts

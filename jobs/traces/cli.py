@@ -1,15 +1,12 @@
 """``benchaudit traces``: the command (options come from TracesConfig)."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from jobs.common.config import DRIVER_OPTIONS
 from jobs.common.flags import Command
 from jobs.traces.config import TracesConfig
 
-COMMAND = Command(
-    name="traces",
-    help="audit reasoning traces with regex rubric steps, by correct/incorrect verdict",
+COMMAND = Command.registered(
+    "traces",
     description="Check every trace against a rubric of named regex steps and report, per model and step, the pass rate "
                 "among correct and among incorrect verdicts; write an outcome-stratified sample (up to N correct and N "
                 "incorrect traces per model, by seeded hash key) for reading or rating; with --ratings, agreement "
@@ -20,6 +17,3 @@ COMMAND = Command(
     run_options=DRIVER_OPTIONS,
     outputs=("report.html", "summary.json", "data/", "trace_sample.csv", "manifest.json"),
 )
-
-# 'benchaudit coreset traces' (its name before traces became a job of its own), kept for one release.
-LEGACY = replace(COMMAND, replaced_by="benchaudit traces")

@@ -1,13 +1,16 @@
 """``benchaudit traces`` options, declared once (flags are generated)."""
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, model_validator
 
-from connectors.traces import TraceColumns
+from audit.stats.choices import DEFAULT_SEED
 from jobs.common.config import ConfigError, Flag, JobConfig
-from jobs.coreset.config import Predictors, unique_predictors
+from jobs.common.predictors import Predictors, unique_predictors
+
+if TYPE_CHECKING:
+    from connectors.traces import TraceColumns
 
 TRACES = "traces"
 VERDICTS = "verdicts: a column of the traces, or joined from a design and predictions"
@@ -33,7 +36,7 @@ class TracesConfig(JobConfig):
                                           "equals the label; an empty prediction is incorrect")
     prediction_column: Annotated[str, Flag(VERDICTS)] = Field("prediction", description="0/1 prediction column")
     per_outcome: Annotated[int, Flag(SAMPLE)] = Field(20, ge=1, description="traces per verdict and model in the sample")
-    seed: Annotated[int, Flag(SAMPLE)] = Field(0, ge=0, lt=2**64, description="hash-key seed of the sample")
+    seed: Annotated[int, Flag(SAMPLE)] = Field(DEFAULT_SEED, ge=0, lt=2**64, description="hash-key seed of the sample")
     ratings: Annotated[str | None, Flag(SAMPLE, metavar="FILE")] = Field(
         None, description="one row per rated trace (id, model) and one column per rater")
     rater_columns: Annotated[list[str], Flag(SAMPLE, requires="ratings", metavar="COLUMN[,COLUMN...]",
@@ -51,4 +54,6 @@ class TracesConfig(JobConfig):
         return self
 
     def columns(self) -> TraceColumns:
+        from connectors.traces import TraceColumns
+
         return TraceColumns(self.id_column, self.model_column, self.trace_column, self.verdict_column)

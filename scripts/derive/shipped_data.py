@@ -6,7 +6,9 @@ Writes:
   audit/geo/data/country_facts_mledoze.csv   alpha2, alpha3, demonym_m, demonym_f, region, subregion, independent (ODbL 1.0)
   connectors/data/worldbank/indicators.csv    alpha3, indicator, year, value — latest year per country (CC BY 4.0)
   connectors/samples/*                         caption samples (COCO 2017 val CC BY 4.0, CC3M val Google terms)
-  connectors/samples/benchmarks/*              TruthfulQA.csv (Apache-2.0), the allennlp DROP fixture (CC BY-SA 4.0)
+  connectors/samples/benchmarks/*              TruthfulQA.csv (Apache-2.0), the allennlp DROP fixture (CC BY-SA 4.0),
+                                               ARC-Challenge test (CC BY-SA 4.0), CommonsenseQA dev (MIT), HellaSwag val
+                                               (MIT), MMLU-Redux 2.0 with its expert labels (CC BY 4.0)
 """
 from __future__ import annotations
 
@@ -80,6 +82,15 @@ def copy_samples(shared: Path) -> None:
     (out / "benchmarks").mkdir(exist_ok=True)
     shutil.copyfile(shared / "truthfulqa" / "TruthfulQA.csv", out / "benchmarks" / "TruthfulQA.csv")
     shutil.copyfile(shared / "drop" / "allennlp_fixture_drop.json", out / "benchmarks" / "drop_allennlp_fixture.json")
+    # the multiple-choice samples of the model audits (landscape, contamination), unchanged
+    shutil.copyfile(shared / "arc_challenge" / "arc_challenge_test.jsonl", out / "benchmarks" / "arc_challenge_test.jsonl")
+    shutil.copyfile(shared / "commonsenseqa" / "dev_rand_split.jsonl", out / "benchmarks" / "commonsenseqa_dev.jsonl")
+    shutil.copyfile(shared / "hellaswag" / "hellaswag_val_full.txt.bz2", out / "benchmarks" / "hellaswag_val.txt.bz2")
+    redux = out / "benchmarks" / "mmlu_redux"
+    redux.mkdir(exist_ok=True)
+    for csv_file in sorted((shared / "mmlu_redux" / "subjects").glob("mmlu_*.csv")):
+        shutil.copyfile(csv_file, redux / csv_file.name)
+    shutil.copyfile(shared / "mmlu_redux" / "LICENSE_CC-BY-4.0.txt", out / "benchmarks" / "LICENSE_MMLU-Redux_CC-BY-4.0.txt")
 
 
 def main() -> None:

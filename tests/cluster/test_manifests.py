@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jobs.cli import commands
 from jobs.common.config import RunOptions
-from jobs.common.flags import build_parser, make_config, parse
+from jobs.common.flags import make_config, resolve
 from jobs.reaudit.config import ReauditPlan
 from jobs.submit.runtime_env import render, requirements
 
@@ -39,7 +38,7 @@ def check_entrypoint(entrypoint: str) -> tuple:
     else:
         assert words[0] == "benchaudit", entrypoint
         words = words[1:]
-    bound = parse(build_parser(commands(), "test"), words)
+    bound = resolve(words)
     assert bound is not None and bound.command.run is not None, entrypoint
     if bound.command.config is not None:
         make_config(bound.command.config, bound.given)

@@ -8,14 +8,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from connectors.benchmarks import (
-    ITEM_SCHEMA,
-    PRESETS,
-    BenchmarkError,
-    BenchmarkSpec,
-    FieldMapping,
-    read_benchmark,
-)
+from connectors.benchmarks.presets import PRESETS
+from connectors.benchmarks.read import read_benchmark
+from connectors.benchmarks.schema import ITEM_SCHEMA, BenchmarkError, FieldMapping
+from connectors.benchmarks.spec import BenchmarkSpec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"

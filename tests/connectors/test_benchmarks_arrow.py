@@ -7,14 +7,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from connectors.benchmarks import (
-    BenchmarkError,
-    BenchmarkSpec,
-    FieldMapping,
-    iter_file_batches,
-    read_benchmark,
-)
 from connectors.benchmarks.arrow import arrow_items
+from connectors.benchmarks.read import iter_file_batches, read_benchmark
+from connectors.benchmarks.schema import BenchmarkError, FieldMapping
+from connectors.benchmarks.spec import BenchmarkSpec
 
 ROWS = [
     {"qid": "a", "q": "Colour?", "ctx": "p1", "A": "red", "B": "grey", "opts": ["red", "grey"], "key": "red"},

@@ -8,14 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from connectors.captions.corpus import (
-    MAX_TEXT_BYTES,
-    ColumnMapping,
-    CorpusError,
-    CorpusSpec,
-    plan_corpus,
-    spec_from_preset,
-)
+from connectors.captions.corpus import MAX_TEXT_BYTES, CorpusError, plan_corpus
+from connectors.captions.presets import ColumnMapping, CorpusSpec, spec_from_preset
 from connectors.captions.read import read_shard
 from tests.builders import write_tar
 

@@ -56,7 +56,8 @@ def test_samples_give_the_landscape_points_computed_by_hand(run_dir):
     hand = (math.dist(pts[0], pts[1]) + math.dist(pts[0], pts[2]) + math.dist(pts[1], pts[2])) / 3
     assert mpd_exact(res[res.error.isna()][["ptop1", "hnorm"]].to_numpy()) == pytest.approx(hand)
     assert [(r["line"], r["reason"]) for r in samples.rejected] == [
-        (4, "answer index 7 outside the 4 options"), (5, "not JSON (Expecting property name enclosed in double quotes)")]
+        (4, "gold_index_out_of_range: answer index 7 outside the 4 options"),
+        (5, "not JSON (Expecting property name enclosed in double quotes)")]
 
 
 def test_runs_are_found_with_their_model_and_metrics(run_dir):

@@ -21,8 +21,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from connectors.benchmarks import BenchmarkError, BenchmarkSpec, FieldMapping, iter_benchmark_batches
-from connectors.captions.corpus import ColumnMapping, CorpusError, CorpusSpec, plan_corpus
+from connectors.benchmarks.read import iter_benchmark_batches
+from connectors.benchmarks.schema import BenchmarkError, FieldMapping
+from connectors.benchmarks.spec import BenchmarkSpec
+from connectors.captions.corpus import CorpusError, plan_corpus
+from connectors.captions.presets import ColumnMapping, CorpusSpec
 from connectors.captions.read import read_shard
 from connectors.io.read_report import ReadReport
 

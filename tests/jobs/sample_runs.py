@@ -102,8 +102,9 @@ def _targets(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
 
 
 def _coreset(root: Path, out: str) -> tuple[str, str, str]:
+    from jobs.common.predictors import PredictorConfig
     from jobs.coreset.build import run as build
-    from jobs.coreset.config import BuildConfig, EstimateConfig, PredictorConfig, StudyJobConfig
+    from jobs.coreset.config import BuildConfig, EstimateConfig, StudyJobConfig
     from jobs.coreset.estimate import run as estimate
     from jobs.coreset.study import run as study
 

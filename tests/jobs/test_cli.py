@@ -13,24 +13,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs.cli import commands, main
-from jobs.common.flags import Command, build_parser, make_config, parse
+from jobs.cli import main
+from jobs.common.flags import leaf_parser, make_config, resolve, walk
+from jobs.common.registry import COMMANDS
 
 SCANNING = {"geo", "conventions", "scorers", "docs"}  # jobs that read inputs row by row: --limit applies
-
-
-def walk(cmds: tuple[Command, ...] | list[Command], prefix: tuple[str, ...] = ()):
-    for c in cmds:
-        yield (*prefix, c.name), c
-        yield from walk(c.subcommands, (*prefix, c.name))
+PRINTING_ONLY = {("ls",), ("validate",)}  # they write no file: what they find goes to the terminal
+PATHS = {tuple(c.name for c in path): path for path in walk(COMMANDS)}
 
 
 def parser_of(path: tuple[str, ...]) -> argparse.ArgumentParser:
-    p = build_parser(commands(), "test")
-    for name in path:
-        sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
-        p = sub.choices[name]
-    return p
+    return leaf_parser(PATHS[path])
 
 
 def options(p: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -38,7 +31,7 @@ def options(p: argparse.ArgumentParser) -> dict[str, argparse.Action]:
             and not isinstance(a, (argparse._HelpAction, argparse._VersionAction))}
 
 
-RUNNABLE = [(path, c) for path, c in walk(commands()) if c.run is not None and not c.replaced_by]
+RUNNABLE = [(names, path[-1]) for names, path in PATHS.items() if path[-1].run is not None and not path[-1].replaced_by]
 
 
 @pytest.mark.parametrize(("path", "command"), RUNNABLE, ids=[" ".join(p) for p, _ in RUNNABLE])
@@ -51,8 +44,8 @@ def test_every_command_follows_the_naming_convention(path, command):
     assert "--log-level" in opts
     if "--out" in opts:
         assert opts["--out"].help.startswith("root of run directories")
-    else:  # a single-file export: --to FILE, never --out
-        assert "--to" in opts and command.outputs == (), path
+    else:  # a single-file export (--to FILE, never --out) or a command that only prints
+        assert command.outputs == () and ("--to" in opts or path in PRINTING_ONLY), path
     if "--bootstrap" in opts:
         assert "(default: 10,000)" in opts["--bootstrap"].help  # one default everywhere
     if "--level" in opts:
@@ -84,7 +77,7 @@ def test_canonical_inputs_exist_on_every_job():
     (["docs", "template", "--conventions-run", "r", "--benchmark", "tqa"], "conventions_benchmark", "tqa"),
 ])
 def test_old_spellings_warn_and_reach_the_new_option(argv, field, value, capsys):
-    bound = parse(build_parser(commands(), "test"), argv)
+    bound = resolve(argv)
     cfg = make_config(bound.command.config, bound.given)
     assert getattr(cfg, field) == pytest.approx(value) if isinstance(value, float) else getattr(cfg, field) == value
     err = capsys.readouterr().err
@@ -92,15 +85,14 @@ def test_old_spellings_warn_and_reach_the_new_option(argv, field, value, capsys)
 
 
 def test_nested_subcommands_parse_without_rewriting_argv():
-    parser = build_parser(commands(), "test")
     for argv, name in ((["geo", "lexicon", "--profile", "extended"], "lexicon"),
                        (["coreset", "build", "--input", "x", "--tau", "0.5"], "build"),
                        (["docs", "template", "--name", "x"], "template"), (["geo", "--seed", "3"], "geo")):
-        assert parse(parser, argv).command.name == name
+        assert resolve(argv).command.name == name
     top = subprocess.run([sys.executable, "-m", "jobs.cli", "--help"], capture_output=True, text=True).stdout
     assert "-lexicon" not in top and "-template" not in top and "coreset-build" not in top
-    listed = [line.split()[0] for line in top.split("commands:")[1].splitlines()[2:] if line.startswith("    ") and line.split()]
-    assert len(listed) == len(set(listed))
+    listed = [line.split()[0] for line in top.splitlines() if line.startswith("  ") and not line.lstrip().startswith("-")]
+    assert listed == [c.name for c in COMMANDS]
     lexicon_help = subprocess.run([sys.executable, "-m", "jobs.cli", "geo", "lexicon", "--help"], capture_output=True, text=True).stdout
     assert lexicon_help.startswith("usage: benchaudit geo lexicon") and "--rejected" in lexicon_help
 

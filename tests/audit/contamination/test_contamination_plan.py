@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 
 from audit.contamination.answers import Outcome
-from audit.contamination.items import format_problem
 from audit.contamination.outcomes import check_outcomes, outcome_record
 from audit.contamination.plan import (
     Call,
@@ -24,13 +23,13 @@ from audit.contamination.plan import (
     worker_outcome,
 )
 from audit.contamination.prompts import PromptSet
+from audit.mcqa.items import McqaItem, format_problem
 
 PROMPTS = PromptSet.shipped()
 
 
-def items(n: int) -> list[dict]:
-    return [{"id": f"q{i}", "benchmark": "toy", "question": f"What is {i} + 1?", "passage": None, "instructions": None,
-             "options": [str(i), str(i + 1), str(i + 2)], "gold": [str(i + 1)]} for i in range(n)]
+def items(n: int) -> list[McqaItem]:
+    return [McqaItem(f"q{i}", "toy", f"What is {i} + 1?", (str(i), str(i + 1), str(i + 2)), gold=1) for i in range(n)]
 
 
 @pytest.mark.parametrize("m", [1, 4, 9])

@@ -6,14 +6,14 @@ from importlib import resources
 
 import pytest
 
-from audit.contamination.items import format_problem, letters_phrase
 from audit.contamination.prompts import SLOTS, PromptError, PromptSet, aggregate_reports, parse_prompt, shipped_prompt
+from audit.mcqa.items import format_problem, from_row
 from connectors.contamination.prompts import read_prompt_set
 
-ITEM = {
+ITEM = from_row({
     "id": "q1", "benchmark": "toy", "question": "Which {value} is largest?", "passage": "Numbers: 3, 9, 4.",
     "instructions": None, "options": ["3", "9", "4"], "gold": ["9"],
-}
+})
 
 ROUTER = """name: my_router
 version: 2
@@ -49,7 +49,7 @@ def test_aggregation_numbers_reports_and_worker_prompt_names_the_letters():
     joined = aggregate_reports(prompts.aggregate, ["first text\n", "  second text"])
     assert "--- Report 1 of 2 ---\nfirst text\n\n--- Report 2 of 2 ---\nsecond text" in joined
     assert joined.startswith("The same multiple-choice problem was described by 2 independent relay(s).")
-    worker = prompts.worker.render(input=joined, letters=letters_phrase(ITEM))
+    worker = prompts.worker.render(input=joined, letters=ITEM.labels_phrase())
     assert worker.startswith(joined) and "exactly one letter (A, B or C)" in worker
     with pytest.raises(PromptError, match="nothing to aggregate"):
         aggregate_reports(prompts.aggregate, [])

@@ -1,7 +1,6 @@
 """The question sample: eligibility, seeded hash draw independent of order and batching, real items."""
 from __future__ import annotations
 
-import hashlib
 import itertools
 import random
 from pathlib import Path
@@ -9,9 +8,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from audit.contamination.items import gold_letter, ineligibility, letters
-from audit.contamination.sample import draw_sample, sample_key
-from connectors.benchmarks import ITEM_SCHEMA, BenchmarkSpec, read_benchmark
+from audit.contamination.sample import draw_sample
+from audit.stats.draws import hash_keys
+from connectors.benchmarks.read import read_benchmark
+from connectors.benchmarks.schema import ITEM_SCHEMA
+from connectors.benchmarks.spec import BenchmarkSpec
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "benchmarks"
 
@@ -25,35 +26,15 @@ def table(items: list[dict]) -> pa.Table:
     return pa.Table.from_pylist(items, schema=ITEM_SCHEMA)
 
 
-@pytest.mark.parametrize("options,gold,reason", [
-    ((), ("x",), "no_options"),
-    (("only",), ("only",), "no_options"),
-    (tuple("abcdefghijklmnopqrstuvwxyz") + ("extra",), ("a",), "too_many_options"),
-    (("a", "b"), (), "no_gold"),
-    (("a", "b"), ("a", "b"), "multiple_gold"),
-    (("a", "b"), ("z",), "gold_not_in_options"),
-    (("a", "b", "a"), ("a",), "ambiguous_gold"),
-    (("a", "b"), ("b",), None),
-])
-def test_eligibility_reasons(options, gold, reason):
-    assert ineligibility(item(1, options, gold)) == reason
-
-
-def test_gold_letter_and_letters():
-    assert gold_letter(item(1)) == "C" and letters(item(1)) == ("A", "B", "C", "D")
-    with pytest.raises(ValueError, match="not one of the options"):
-        gold_letter(item(1, gold=("z",)))
-
-
-def test_sample_is_the_n_smallest_sha256_keys_of_eligible_ids():
+def test_sample_is_the_n_smallest_shared_hash_keys_of_askable_ids():
     items = [item(i) for i in range(300)] + [item(f"bad{i}", options=()) for i in range(7)]
     sample = draw_sample([table(items)], n=25, seed=42)
-    by_hand = sorted(range(300), key=lambda i: hashlib.sha256(f"42:{i}".encode()).digest()[:8])[:25]
-    assert sample.ids == tuple(str(i) for i in by_hand)
-    assert sample_key("7", 42) == int.from_bytes(hashlib.sha256(b"42:7").digest()[:8], "big")
-    assert sample.population == 307 and sample.skipped == {"no_options": 7}
+    keys = hash_keys([str(i) for i in range(300)], 42)
+    by_hand = sorted(range(300), key=lambda i: (int(keys[i]), str(i)))[:25]
+    assert sample.ids == tuple(str(i) for i in by_hand)  # in draw order: ascending key
+    assert sample.population == 307 and sample.skipped == {"too_few_options": 7}
     manifest = sample.manifest()
-    assert manifest["eligible"] == 300 and manifest["skipped"]["no_options"]["count"] == 7 and manifest["seed"] == 42
+    assert manifest["eligible"] == 300 and manifest["skipped"]["too_few_options"]["count"] == 7 and manifest["seed"] == 42
 
 
 def test_sample_ignores_file_order_and_batching_and_depends_on_seed():
@@ -73,7 +54,7 @@ def test_sample_ignores_file_order_and_batching_and_depends_on_seed():
 
 def test_sample_refuses_too_few_eligible_items_and_repeated_ids():
     items = [item(i) for i in range(5)] + [item("x", gold=())]
-    with pytest.raises(ValueError, match=r"asked for 6 questions but only 5 of 6 items are eligible \(1 no_gold\)"):
+    with pytest.raises(ValueError, match=r"asked for 6 questions but only 5 of 6 items are askable \(1 no_gold\)"):
         draw_sample([table(items)], n=6)
     with pytest.raises(ValueError, match="'3' occurs more than once"):
         draw_sample([table(items[:4]), table([item(3)])], n=2)
@@ -84,6 +65,6 @@ def test_real_arc_items_are_drawn_and_lettered():
     sample = draw_sample(items.to_batches(max_chunksize=7), n=5, seed=42)
     assert len(sample.ids) == 5 and len(set(sample.ids)) == 5
     assert set(sample.ids) <= set(items.column("id").to_pylist())
+    golds = dict(zip(items.column("id").to_pylist(), items.column("gold").to_pylist()))
     for drawn in sample.items:
-        assert gold_letter(drawn) in letters(drawn)
-        assert drawn["options"][letters(drawn).index(gold_letter(drawn))] == drawn["gold"][0]
+        assert drawn.gold_label in drawn.labels and drawn.options[drawn.gold] == golds[drawn.id][0]

@@ -13,7 +13,7 @@ from audit.conventions.metrics import (
 )
 from audit.conventions.stage import ConventionStage
 from audit.stats.bootstrap import BootstrapConfig
-from connectors.benchmarks import ITEM_SCHEMA
+from connectors.benchmarks.schema import ITEM_SCHEMA
 
 ITEMS = pa.Table.from_pylist([
     {"id": "a", "benchmark": "toy", "question": "My favourite colour.", "passage": None,

@@ -8,7 +8,8 @@ import pytest
 from audit.conventions.metrics import merge_counts, summarize
 from audit.conventions.stage import ConventionStage
 from audit.stats.bootstrap import BootstrapConfig
-from connectors.benchmarks import BenchmarkSpec, read_benchmark
+from connectors.benchmarks.read import read_benchmark
+from connectors.benchmarks.spec import BenchmarkSpec
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 pytestmark = pytest.mark.skipif(not SHARED.exists(), reason="../shared/data not available")

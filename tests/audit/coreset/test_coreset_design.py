@@ -11,7 +11,6 @@ from audit.coreset.design import (
     plan_design,
 )
 from audit.coreset.estimate import estimate, strata_sample
-from audit.coreset.hashdraw import hash_keys, smallest_keys_per_stratum
 from audit.coreset.metrics import metric_values
 from audit.coreset.percentile import count_below, exact_percentiles, values_in_buckets
 from audit.coreset.strata import (
@@ -24,6 +23,7 @@ from audit.coreset.strata import (
     stratum_names,
 )
 from audit.coreset.validate import align_predictions
+from audit.stats.draws import hash_keys, smallest_keys_per_stratum
 
 TAU = 0.5
 

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.landscape.items import McqaItem
 from audit.landscape.perturb import MASK, NONE_OF_THE_ABOVE, SCORE_SUFFIX, city_pool, perturb
 from audit.landscape.summary import circular_correct, result_rows, summarise
+from audit.mcqa.items import McqaItem
 
 ITEM = McqaItem("q1", "geo", "Which city is the capital of France, Paris or Lyon?", ("Lyon", "Paris", "Nice", "Lille"), gold=1)
 
@@ -27,7 +27,7 @@ def test_noise_never_uses_a_city_named_in_the_stem_or_correct_option():
         seen.update(cities)
     assert seen == {"Lagos", "Lima", "Osaka", "Cairo"}  # seeded choice, not a fixed order
     out, rejected = perturb([ITEM], "noise", seed=0, pool=pool[:5])
-    assert out == [] and rejected[0].reason == "noise: only 2 of 3 cities in the pool are unrelated to the item"
+    assert out == [] and rejected[0].detail == "noise: only 2 of 3 cities in the pool are unrelated to the item"
 
 
 def test_default_city_pool_is_the_most_populous_plain_names():
@@ -66,7 +66,7 @@ def test_no_answer_score_bias_and_answer_moves():
     assert d.options == ("Lyon", "Lille", "Nice", "Paris") and d.gold == 3
     three = McqaItem("t", "b", "Q?", ("x", "y", "z"), gold=0)
     out, rejected = perturb([three], "answer_d", seed=0)
-    assert out == [] and rejected[0].reason == "answer_d: 3 options, no option D"
+    assert out == [] and rejected[0].detail == "answer_d: 3 options, no option D"
 
 
 def test_circular_gives_all_k_rotations_with_the_gold_following_its_option():

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from audit.landscape.flags import wrong_counts
-from audit.landscape.items import McqaItem, sample_indices, sample_items
 from audit.landscape.structure import StructurePrompt, load_structure_prompt, parse_structure_label
 from audit.landscape.validate import match_reference, validate_wrong_answers, validation_by_threshold
+from audit.mcqa.items import McqaItem
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -31,18 +31,6 @@ def test_shipped_prompt_names_every_label_and_renders_the_item():
     with pytest.raises(ValueError, match=r"x\.json: structure prompt fields missing \['max_new_tokens'\]"):
         StructurePrompt.from_json('{"name": "s", "version": 1, "system": "", "user": "{question}{options}", "passage": "", '
                                   '"option": "", "option_separator": "", "answer_prefix": ""}', source="x.json")
-
-
-def test_sample_is_nested_order_free_and_the_same_for_every_caller():
-    ids = [f"q{i}" for i in range(50)]
-    small, large = sample_indices(ids, "b", 10, 7), sample_indices(ids, "b", 20, 7)
-    assert len(small) == 10 and set(small) < set(large) and small == sorted(small)
-    shuffled = ids[::-1]
-    assert {shuffled[i] for i in sample_indices(shuffled, "b", 10, 7)} == {ids[i] for i in small}
-    assert sample_indices(ids, "b", 10, 8) != small and sample_indices(ids, "b", 100, 7) == list(range(50))
-    items = [McqaItem(i, bench, "q", ("a", "b"), 0) for bench in ("x", "y") for i in ids[:5]]
-    assert [(i.benchmark, i.id) for i in sample_items(items, 2, 7)] == \
-        [("x", ids[j]) for j in sample_indices(ids[:5], "x", 2, 7)] + [("y", ids[j]) for j in sample_indices(ids[:5], "y", 2, 7)]
 
 
 def test_validate_wrong_answers_is_counts_match_and_threshold_table_in_one():

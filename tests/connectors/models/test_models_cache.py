@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import threading
 
-from audit.landscape.prompts import Prompt
-from connectors.models import GenerationParams, ResponseCache, build_backend, open_backend
+from audit.mcqa.prompt import Prompt
+from connectors.models.base import GenerationParams
+from connectors.models.cache import ResponseCache
+from connectors.models.registry import build_backend, open_backend
 from tests.servers.completions_server import CompletionsServer
 from tests.servers.tiny_lm import shared_tiny_lm
 
@@ -79,7 +81,7 @@ def test_concurrent_writers_never_clobber_each_other(tmp_path):
 
 def test_cache_works_on_an_fsspec_url():
     backend = build_backend(f"hf:{shared_tiny_lm()}")
-    from connectors.models import CachedBackend
+    from connectors.models.cache import CachedBackend
 
     cached = CachedBackend(backend, "memory://landscape-cache")
     cached.choice_logprobs(PROMPTS[:2], LABELS[:2])

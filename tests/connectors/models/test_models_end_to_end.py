@@ -5,12 +5,12 @@ import pandas as pd
 import pyarrow as pa
 
 from audit.landscape.flags import flag_candidates, wrong_counts
-from audit.landscape.items import mcqa_items
 from audit.landscape.perturb import perturb
 from audit.landscape.prompts import load_template, prompt_rows
 from audit.landscape.summary import result_rows, summarise
-from connectors.benchmarks import ITEM_SCHEMA
-from connectors.models import ChoiceScorer
+from audit.mcqa.items import mcqa_items
+from connectors.benchmarks.schema import ITEM_SCHEMA
+from connectors.models.batches import ChoiceScorer
 from tests.servers.tiny_lm import shared_tiny_lm
 
 WORDS = ["red", "blue", "green", "water", "fire", "earth", "king", "queen"]
@@ -29,7 +29,7 @@ def _benchmark() -> pa.Table:
 
 def test_landscape_end_to_end_on_cpu_and_a_cached_rerun(tmp_path):
     items, rejected = mcqa_items(_benchmark().to_pylist())
-    assert [r.reason for r in rejected] == ["duplicate options A and B ('x')"]
+    assert [r.describe() for r in rejected] == ["duplicate_options: options A and B both read 'x'"]
     template = load_template()
     results = []
     for seed_run in range(2):

@@ -7,8 +7,10 @@ import pyarrow as pa
 import pytest
 import torch
 
-from audit.landscape.prompts import Prompt
-from connectors.models import LabelTokenError, build_backend, score_prompt_batch
+from audit.mcqa.prompt import Prompt
+from connectors.models.base import LabelTokenError
+from connectors.models.batches import score_prompt_batch
+from connectors.models.registry import build_backend
 from connectors.models.render import render_prompt
 from tests.servers.tiny_lm import shared_tiny_lm
 
@@ -112,14 +114,14 @@ def test_too_long_prompts_and_missing_weights(tmp_path):
     short = build_backend(f"hf:{shared_tiny_lm()}", {"max_length": 20})
     scores = short.choice_logprobs(QUESTIONS, LABELS)
     assert scores[0].error.startswith("prompt is ") and "takes at most 20" in scores[0].error
-    from connectors.models import BackendError
+    from connectors.models.base import BackendError
 
     with pytest.raises(BackendError, match=f"hf:{tmp_path}/none: cannot load the tokenizer"):
         build_backend(f"hf:{tmp_path}/none")
 
 
 def test_greedy_generation_is_deterministic_and_counts_tokens(backend):
-    from connectors.models import GenerationParams
+    from connectors.models.base import GenerationParams
 
     params = GenerationParams(max_new_tokens=12)
     first = backend.generate(QUESTIONS, params)

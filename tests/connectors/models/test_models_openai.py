@@ -5,8 +5,9 @@ import socket
 
 import pytest
 
-from audit.landscape.prompts import Prompt
-from connectors.models import CapabilityError, GenerationParams, build_backend
+from audit.mcqa.prompt import Prompt
+from connectors.models.base import CapabilityError, GenerationParams
+from connectors.models.registry import build_backend
 from tests.servers.completions_server import CompletionsServer
 from tests.servers.tiny_lm import shared_tiny_lm
 
@@ -100,7 +101,7 @@ def test_generation_matches_the_hf_backend(server):
 def test_text_generator_on_an_arrow_batch_counts_tokens_and_reruns_from_the_cache(server, tmp_path):
     import pyarrow as pa
 
-    from connectors.models import TextGenerator
+    from connectors.models.batches import TextGenerator
 
     batch = pa.table({"id": ["a", "b"], "system": [None, "Be brief."], "user": [q.user for q in QUESTIONS[:2]],
                       "answer_prefix": ["", ""]})

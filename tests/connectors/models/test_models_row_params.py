@@ -8,10 +8,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from audit.landscape.prompts import Prompt
-from connectors.models import GenerationParams, build_backend, open_backend
+from audit.mcqa.prompt import Prompt
+from connectors.models.base import GenerationParams
 from connectors.models.batches import generate_prompt_batch, row_params
 from connectors.models.hf import RowSampler
+from connectors.models.registry import build_backend, open_backend
 from tests.servers.tiny_lm import shared_tiny_lm
 
 PROMPTS = [Prompt(user=f"Question: which {w} is red?", system=None, answer_prefix="") for w in ("city", "river planet", "king")]

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from connectors.models import BackendError, ModelSpec, ModelSpecError, build_backend, parse_model_spec
+from connectors.models.base import BackendError
+from connectors.models.registry import build_backend
+from connectors.models.spec import ModelSpec, ModelSpecError, parse_model_spec
 
 
 @pytest.mark.parametrize("text, spec", [

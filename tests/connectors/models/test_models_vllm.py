@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from audit.landscape.prompts import Prompt
-from connectors.models import build_backend
+from audit.mcqa.prompt import Prompt
+from connectors.models.registry import build_backend
 from tests.servers.tiny_lm import shared_tiny_lm
 
 PROMPTS = [Prompt(f"Question: the {w} river?\nA. red\nB. blue\nC. green\nD. fire", None, "Answer:") for w in ("largest", "first")]
@@ -24,7 +24,7 @@ def test_missing_vllm_is_a_clear_error():
     try:
         import vllm  # noqa: F401
     except ImportError:
-        from connectors.models import BackendError
+        from connectors.models.base import BackendError
 
         with pytest.raises(BackendError, match="the vllm backend needs vLLM"):
             build_backend("vllm:/models/x")

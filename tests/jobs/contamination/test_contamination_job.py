@@ -183,7 +183,7 @@ def test_bad_input_lands_in_its_category_and_the_run_completes(ray_local, server
     assert empty["forward_full", 1] in ("answered", "unparsable")  # EMPTYQ's clean relay delivered
     assert set(empty["noisy_rewrite"]) == {"empty_router"}  # its noisy routers did not: no worker call
     assert status["q2"] == {"unparsable"}  # NOLETTERQ: the worker replied without a letter
-    assert summary["sample"]["skipped"]["no_options"]["count"] == 1 and summary["sample"]["population"] == 5
+    assert summary["sample"]["skipped"]["too_few_options"]["count"] == 1 and summary["sample"]["population"] == 5
     totals = summary["status_totals"]
     assert totals["timeout"] == 1 + m and totals["empty_router"] == m and totals["unparsable"] >= 1 + m
     assert summary["overview"]["unscored_cells"] == 1 + 2 * m
@@ -194,6 +194,6 @@ def test_bad_input_lands_in_its_category_and_the_run_completes(ray_local, server
     assert calls["worker"]["calls"] <= 4 * (1 + m) - (1 + 2 * m)  # identical worker prompts are one call
     assert not summary["missing"]  # every cell still has paired questions from the other items
     report = cell_text((Path(out) / "report.html").read_text())
-    assert "What is missing" in report and "1 no_options" in report and f"<td>timeout</td><td>{1 + m}</td>" in report
+    assert "What is missing" in report and "1 too_few_options" in report and f"<td>timeout</td><td>{1 + m}</td>" in report
     assert f"<td>empty_router</td><td>{m}</td>" in report
     assert (Path(out) / "_SUCCESS").exists()

@@ -10,6 +10,7 @@ import pytest
 
 from audit.contamination.analysis import analyse
 from audit.stats.bootstrap import BootstrapConfig
+from audit.stats.choices import DEFAULT_SEED
 from jobs.common.config import RunOptions
 from jobs.contamination.config import ContaminationConfig
 from jobs.contamination.run import run
@@ -30,7 +31,7 @@ def test_outcomes_reanalysis_reproduces_the_in_process_statistics(tmp_path, suff
     path = ref.write_reference_outcomes(str(tmp_path / f"reference.{suffix}"))
     out = run(ContaminationConfig(outcomes=[path], bootstrap=REPLICATES), RunOptions(out=str(tmp_path / "runs")))
     summary, manifest, report = load(out)
-    expected = analyse(ref.reference_outcomes(), bootstrap=BootstrapConfig(REPLICATES, 42, 0.95)).to_dict()
+    expected = analyse(ref.reference_outcomes(), bootstrap=BootstrapConfig(REPLICATES, DEFAULT_SEED, 0.95)).to_dict()
     for key in ("per_r", "per_model", "cells", "trend", "reversal", "categories", "missing", "status_totals", "m", "models"):
         assert summary[key] == expected[key], key
     assert summary["table"] == expected["level_vs_credibility"]
@@ -117,7 +118,8 @@ def test_roles_settings_and_prompt_overrides(tmp_path):
     assert cfg.settings_for("openai:http://h:1/v1#b") == {"timeout_s": 5, "concurrency": 2} and cfg.settings_for("hf:a") == {}
     assert ContaminationConfig(benchmark=["a:arc:x.jsonl"], worker_model=["hf:a"]).roles()[0].router_model == "hf:a"
     plan = ContaminationConfig(benchmark=["a:arc:x.jsonl"], worker_model=["hf:a"], independent=True, max_routers=4).plan_config()
-    assert (plan.design, plan.m, plan.seed, plan.noisy_router.temperature, plan.worker.max_new_tokens) == ("independent", 4, 42, 0.8, 16)
+    assert (plan.design, plan.m, plan.seed, plan.noisy_router.temperature, plan.worker.max_new_tokens) == \
+        ("independent", 4, DEFAULT_SEED, 0.8, 16)
 
     shipped = ContaminationConfig(benchmark=["a:arc:x.jsonl"], worker_model=["hf:a"]).prompt_set()
     folder = tmp_path / "prompts"

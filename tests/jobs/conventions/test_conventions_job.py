@@ -13,7 +13,7 @@ import pytest
 from audit.conventions.metrics import merge_counts, summarize, summary_table
 from audit.conventions.stage import ConventionStage
 from audit.stats.bootstrap import BootstrapConfig
-from connectors.benchmarks import read_benchmark
+from connectors.benchmarks.read import read_benchmark
 from jobs.cli import main
 from jobs.common.benchmarks import BenchmarkConfig
 from jobs.common.config import RunOptions

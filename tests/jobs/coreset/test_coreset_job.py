@@ -16,6 +16,7 @@ import pytest
 
 from audit.coreset.design import DesignConfig, build_design
 from audit.coreset.metrics import metric_values
+from audit.stats.choices import DEFAULT_SEED
 from jobs.cli import main
 from jobs.common.config import RunOptions
 from jobs.coreset.build import run as run_build
@@ -195,7 +196,7 @@ def test_study_writes_the_protocol_before_any_result(ray_local, tmp_path):
     assert len(table) == 4 * 3 and (table.loc[table["metric"] == "recall", "rmse"] == 0).all()
     assert summary["f1_rmse_ranking"][0]["order"][0] == "ht_coreset"
     assert len(pd.read_parquet(out / "data" / "draws")) == 60 * 4 * 3
-    assert m["seeds"]["root_seed"] == 20260930 and m["protocol"]["sha256"] == summary["protocol_sha256"]
+    assert m["seeds"]["root_seed"] == DEFAULT_SEED and m["protocol"]["sha256"] == summary["protocol_sha256"]
     html = (out / "report.html").read_text()
     assert "F1 RMSE by sampler" in html and "<svg" in html
     with pytest.raises(ValueError, match=r"table: negative budget of \d+ rows is larger than the \d+ negatives"):

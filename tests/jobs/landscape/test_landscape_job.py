@@ -36,7 +36,7 @@ def write_toy(path: Path, n: int = 8, smallest: int = 0) -> Path:
         options = [WORDS[(i + j) % len(WORDS)] for j in range(4)]
         word = "smallest" if i < smallest else WORDS[(i * 3) % 8]
         rows.append({"id": f"q{i}", "q": f"Which <i>{WORDS[i % 8]}</i> is the {word}?", "opts": options, "ans": options[i % 4]})
-    rows += [{"id": "dup", "q": "Broken?", "opts": ["x", "X ", "y", "z"], "ans": "y"},
+    rows += [{"id": "dup", "q": "Broken?", "opts": ["x", " x ", "y", "z"], "ans": "y"},
              {"id": "empty", "q": "Empty?", "opts": ["x", "", "y"], "ans": "x"},
              {"id": "one", "q": "One?", "opts": ["x"], "ans": "x"}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -94,8 +94,8 @@ def test_hf_and_openai_agree_flags_validate_and_a_rerun_calls_no_model(ray_local
 
     # every item left out is listed with its reason; none stopped the run
     rejected = {(r["benchmark"], r["id"]): r["reason"] for r in read_table(str(out), "rejected").to_pylist()}
-    assert rejected[("toy", "dup")] == "duplicate options A and B ('X')"
-    assert rejected[("toy", "empty")] == "option B is empty" and rejected[("toy", "one")] == "fewer than two options (1)"
+    assert rejected[("toy", "dup")] == "duplicate_options: options A and B both read 'x'"
+    assert rejected[("toy", "empty")] == "empty_option: option B is ''" and rejected[("toy", "one")] == "too_few_options: 1 option(s)"
     assert rejected[("virology", None)].endswith("row 5, field 'answer': answer index 7 outside the 4 options")
     assert manifest["rejected"]["by_stage"] == {"read": 1, "item": 3}
 
@@ -200,5 +200,5 @@ def test_a_model_that_cannot_run_fails_the_run_naming_model_and_label(ray_local,
     assert code == 2 and f"error: model model ({spec}): {spec}: label ' A' is 2 tokens" in err and "Traceback" not in err
     partial = next((tmp_path / "runs" / "landscape").glob(".*.partial"))
     assert (partial / "error.log").exists() and json.loads((partial / "manifest.json").read_text())["failed_models"]
-    assert main(["landscape", "--model", spec, "--out", str(tmp_path / "runs")]) == 2
-    assert "give a benchmark" in capsys.readouterr().err
+    assert main(["landscape", "--out", str(tmp_path / "runs")]) == 2  # the shipped ARC-Challenge, but no model
+    assert "give a model (--model SPEC or --models YAML)" in capsys.readouterr().err

@@ -57,7 +57,7 @@ def test_points_mpd_and_flags_equal_hand_values_with_no_model_run(lm_eval_dir, t
     assert summary["flags"]["from"] == "none"
     assert [c["source_id"] for c in summary["flags"]["candidates"]] == ["arc_easy:1"]
     rejected = read_table(str(run_dir), "rejected").to_pylist()
-    assert [(r["id"], r["reason"].endswith("line 4: answer index 7 outside the 4 options")) for r in rejected] == \
+    assert [(r["id"], r["reason"].endswith("line 4: gold_index_out_of_range: answer index 7 outside the 4 options")) for r in rejected] == \
         [("arc_easy:3", True), ("arc_easy:3", True)]
     assert manifest["ray"] is None and manifest["probability"] == "continuation_loglikelihood"
     assert {r["model"]: r["metrics"]["acc,none"] for r in manifest["lm_eval"]["runs"]} == {"org/model-a": 1 / 3, "org/model-b": 1 / 3}

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.coreset.hashdraw import hash_keys
+from audit.stats.draws import hash_keys
 from jobs.cli import main
 from tests.jobs.coreset_design import RUBRIC, cli_error, llm_rows, load_run
 

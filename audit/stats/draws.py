@@ -1,4 +1,8 @@
-"""Reproducible draws by a seeded 64-bit hash key per id.
+"""Reproducible draws by a seeded 64-bit hash key per id: the one sampling function of every audit.
+
+HT-Coreset's strata, the traces sample, the landscape's items and the contamination audit's
+questions are all drawn here: ``hash_keys`` gives each id its key, and a draw keeps the smallest
+keys (per stratum: ``smallest_keys_per_stratum``; ``n`` of a list: ``sample_positions``).
 
 Why: a draw that depends on row order or on how a table is split into blocks cannot be
 reproduced on another cluster size. Giving every id a key ``hash(seed, id)`` and keeping the
@@ -21,7 +25,7 @@ whatever the number of blocks; ``key_partitions`` and ``equal_keys`` find ids re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -85,6 +89,29 @@ def smallest_keys_per_stratum(
     start = np.searchsorted(s_sorted, np.arange(len(take)), side="left")
     rank = np.arange(len(order)) - start[s_sorted]
     return order[rank < take[s_sorted]]
+
+
+def stream_ids(ids: Sequence[str], stream: str) -> np.ndarray:
+    """String ids prefixed by a stream name (a benchmark), so two benchmarks whose ids coincide
+    ("0", "1", ...) are drawn independently under one seed."""
+    return np.array([f"{stream}\x1f{i}" for i in ids], dtype=object) if stream else np.asarray(list(ids), dtype=object)
+
+
+def sample_positions(ids: Sequence[str], n: int | None, seed: int, stream: str = "") -> list[int]:
+    """Positions of ``n`` of ``ids`` (unique strings) drawn by seeded hash key, in input order; every
+    position when ``n`` is None or not smaller than the list.
+
+    Why a hash and not a shuffle: the draw does not depend on file order or on how the input was
+    split, a larger ``n`` contains the smaller draw, every model of a run sees the same items, and
+    adding items keeps every earlier choice that still ranks.
+    """
+    if n is None or n >= len(ids):
+        return list(range(len(ids)))
+    if n < 1:
+        raise ValueError(f"sample size must be at least 1, got {n}")
+    keyed = stream_ids(ids, stream)
+    chosen = smallest_keys_per_stratum(hash_keys(keyed, seed), np.zeros(len(ids), np.int64), np.array([n]), keyed)
+    return sorted(chosen.tolist())
 
 
 # ---- drawing from blocks without shipping them: candidates below a per-stratum key limit ----------

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.coreset.hashdraw import (
+from audit.stats.draws import (
     block_candidates,
     candidate_limits,
     draw_in_blocks,
