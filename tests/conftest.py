@@ -9,6 +9,18 @@ import pytest
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+# A test that uses one of these fixtures needs what the marker names; it gets the marker here, so
+# the unit tier (scripts/test --fast: none of these markers) never starts it. Tests that need one
+# without such a fixture (a CLI run in a subprocess that starts Ray) carry the marker themselves.
+FIXTURE_MARKERS = {"ray_local": "ray", "sample_runs": "ray", "head": "ray", "s3": "s3", "s3_env": "s3", "browser": "browser",
+                   "built_paper": "slow", "built_extended": "slow"}  # the last two build lexicons from their sources
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in set(FIXTURE_MARKERS) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(FIXTURE_MARKERS[fixture])
+
 
 @pytest.fixture(scope="session")
 def ray_local():

@@ -130,6 +130,7 @@ def test_help_explains_every_geo_option():
     assert "ray://" in out and "preset" in out and "--group-by" not in out  # old spellings stay out of help
 
 
+@pytest.mark.slow  # exports two lexicons with their rejected candidates
 def test_geo_lexicon_export(tmp_path, capsys):
     assert main(["geo", "lexicon", "--profile", "extended", "--to", str(tmp_path / "lex.csv"),
                  "--rejected", str(tmp_path / "rej.csv")]) == 0

@@ -17,6 +17,8 @@ from audit.geo.profiles import build_lexicon
 from audit.geo.sources import DATA
 from connectors.geo.lexicon import load_lexicon, read_lexicon, save_lexicon, shipped_path
 
+pytestmark = pytest.mark.slow  # builds the gazetteer lexicon from its sources
+
 
 @pytest.fixture(scope="module")
 def built() -> Lexicon:

@@ -75,6 +75,7 @@ def test_an_unknown_match_type_is_named():
         compile_patterns(lexicon(("Gimli", "gimli", "CA", "hamlet", "any")), ALL_MATCH_TYPES)
 
 
+@pytest.mark.slow  # every entry of the three shipped lexicons
 def test_every_shipped_entry_is_searched(paper_lexicon):
     """Each row of a shipped lexicon lands in exactly the patterns its case rule asks for."""
     from connectors.geo.lexicon import load_lexicon
@@ -88,6 +89,7 @@ def test_every_shipped_entry_is_searched(paper_lexicon):
         assert seen == {(n, codes.get(c, -1), T[t]) for n, c, t in rows}
 
 
+@pytest.mark.slow  # compiles the gazetteer
 def test_a_street_check_stays_within_its_record():
     """The token after a place at the very end of a caption is nobody's: not the next caption's first word."""
     from connectors.geo.lexicon import load_lexicon

@@ -117,6 +117,7 @@ def test_match_type_counts(paper):
     assert res.match_type_counts == {"country": 1, "demonym": 1, "city": 1, "region": 0}
 
 
+@pytest.mark.slow  # the per-caption regex oracle over 40,847 captions
 @pytest.mark.parametrize("profile", ["paper", "extended"])
 def test_agrees_with_plain_regex_resolver_on_real_captions(profile, paper_lexicon, extended_lexicon, real_captions):
     """The Aho–Corasick batch path and an independent per-caption regex resolver agree on every

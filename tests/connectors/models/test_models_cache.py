@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from audit.mcqa.prompt import Prompt
 from connectors.models.base import GenerationParams
 from connectors.models.cache import ResponseCache
 from connectors.models.registry import build_backend, open_backend
 from tests.servers.completions_server import CompletionsServer
 from tests.servers.tiny_lm import shared_tiny_lm
+
+pytestmark = pytest.mark.models  # builds transformers models (torch)
 
 PROMPTS = [Prompt(f"Question: the {w} river?\nA. red\nB. blue\nC. green\nD. fire", None, "Answer:")
            for w in ("largest", "smallest", "first", "blue", "green")]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pyarrow as pa
+import pytest
 
 from audit.landscape.flags import flag_candidates, wrong_counts
 from audit.landscape.perturb import perturb
@@ -12,6 +13,8 @@ from audit.mcqa.items import mcqa_items
 from connectors.benchmarks.schema import ITEM_SCHEMA
 from connectors.models.batches import ChoiceScorer
 from tests.servers.tiny_lm import shared_tiny_lm
+
+pytestmark = pytest.mark.models  # builds transformers models (torch)
 
 WORDS = ["red", "blue", "green", "water", "fire", "earth", "king", "queen"]
 

@@ -5,7 +5,6 @@ import math
 
 import pyarrow as pa
 import pytest
-import torch
 
 from audit.mcqa.prompt import Prompt
 from connectors.models.base import LabelTokenError
@@ -13,6 +12,8 @@ from connectors.models.batches import score_prompt_batch
 from connectors.models.registry import build_backend
 from connectors.models.render import render_prompt
 from tests.servers.tiny_lm import shared_tiny_lm
+
+pytestmark = pytest.mark.models  # builds transformers models (torch)
 
 QUESTIONS = [
     Prompt("Question: which planet is red?\nA. water\nB. fire\nC. earth\nD. ocean", "Answer with the letter only.", "Answer:"),
@@ -30,6 +31,7 @@ def backend():
 
 def _reference(model_dir, prompt, labels):
     """Log-probs by hand: one unpadded sequence, plain transformers, log-softmax of the last logits."""
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(model_dir)
@@ -95,6 +97,7 @@ def test_tokenizer_without_single_token_labels_is_a_clear_error_naming_model_and
 
 
 def test_nan_from_the_model_is_reported_on_the_items_it_touches(tmp_path):
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     src = shared_tiny_lm()

@@ -11,6 +11,8 @@ from connectors.models.registry import build_backend
 from tests.servers.completions_server import CompletionsServer
 from tests.servers.tiny_lm import shared_tiny_lm
 
+pytestmark = pytest.mark.models  # builds transformers models (torch)
+
 QUESTIONS = [
     Prompt("Question: which planet is red?\nA. water\nB. fire\nC. earth\nD. ocean", "Answer with the letter only.", "Answer:"),
     Prompt("Question: the largest ocean?\nA. blue\nB. green\nC. red", None, "Answer:"),

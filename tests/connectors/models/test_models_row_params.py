@@ -15,6 +15,8 @@ from connectors.models.hf import RowSampler
 from connectors.models.registry import build_backend, open_backend
 from tests.servers.tiny_lm import shared_tiny_lm
 
+pytestmark = pytest.mark.models  # builds transformers models (torch)
+
 PROMPTS = [Prompt(user=f"Question: which {w} is red?", system=None, answer_prefix="") for w in ("city", "river planet", "king")]
 
 

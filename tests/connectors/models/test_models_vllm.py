@@ -7,6 +7,8 @@ from audit.mcqa.prompt import Prompt
 from connectors.models.registry import build_backend
 from tests.servers.tiny_lm import shared_tiny_lm
 
+pytestmark = pytest.mark.models  # builds transformers models (torch)
+
 PROMPTS = [Prompt(f"Question: the {w} river?\nA. red\nB. blue\nC. green\nD. fire", None, "Answer:") for w in ("largest", "first")]
 LABELS = [list("ABCD")] * len(PROMPTS)
 

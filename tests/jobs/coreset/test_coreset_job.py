@@ -19,9 +19,19 @@ from audit.coreset.metrics import metric_values
 from audit.stats.choices import DEFAULT_SEED
 from jobs.cli import main
 from jobs.common.config import RunOptions
-from jobs.coreset.build import run as run_build
 from jobs.coreset.config import BuildConfig, DirectionConfig, StudyJobConfig
-from jobs.coreset.study import run as run_study
+
+
+def run_build(cfg, opts):
+    from jobs.coreset.build import run  # imports Ray: only when a test runs it, never while tests are collected
+
+    return run(cfg, opts)
+
+
+def run_study(cfg, opts):
+    from jobs.coreset.study import run
+
+    return run(cfg, opts)
 
 pytestmark = pytest.mark.ray
 
