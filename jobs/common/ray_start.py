@@ -21,19 +21,40 @@ PACKAGES = (
 )
 
 
-def _probe(host: str, port: int, timeout: float, address: str) -> None:
-    """A TCP connect to the address Ray would dial, so a dead address fails in ``timeout`` seconds.
+# The HTTP/2 connection preface and an empty SETTINGS frame: what every gRPC client sends first.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_SETTINGS = 0x04
 
-    Why: ``ray.init(address="HOST:PORT")`` on an address nobody answers retries for minutes,
-    logging "Failed to connect to GCS" and never failing.
+
+def _probe(host: str, port: int, timeout: float, address: str) -> None:
+    """Make sure the address Ray would dial is a gRPC server (Ray's GCS and Ray Client are), within ``timeout``.
+
+    Why: ``ray.init(address="HOST:PORT")`` on an address nobody answers retries for minutes, and on
+    a port that accepts TCP but is something else (the dashboard's 8265 without http://, any other
+    service) it retried for 14 minutes whatever ``--connect-timeout`` said. A TCP connect proves the
+    first; a server's reply to the HTTP/2 preface (a SETTINGS frame from every gRPC server, an HTTP/1
+    error or nothing from anything else) tells the second, with no Ray library involved.
     """
+    deadline = time.monotonic() + timeout
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return
+        conn = socket.create_connection((host, port), timeout=timeout)
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
         raise JobError(f"--address {address}: no Ray answered at {host}:{port} within {timeout:g} s ({reason}); "
                        "check the head address and port (GCS 6379, Ray Client 10001)") from None
+    with conn:
+        try:
+            conn.settimeout(max(0.1, deadline - time.monotonic()))
+            conn.sendall(_HTTP2_PREFACE)
+            reply: bytes | None = conn.recv(64)
+        except OSError:  # connected, then silence or a reset: not a gRPC server either
+            reply = None
+    if reply is not None and len(reply) >= 9 and reply[3] == _SETTINGS:
+        return
+    said = f"it answered {reply[:40]!r}" if reply else f"it said nothing within {timeout:g} s"
+    raise JobError(f"--address {address}: {host}:{port} accepts connections but is not a Ray GCS or Ray Client server "
+                   f"({said}); give the GCS address (HOST:6379) or ray://HOST:10001 (the dashboard's http://HOST:8265 "
+                   "is for benchaudit submit)")
 
 
 def _split(address: str, default_port: int) -> tuple[str, int]:
@@ -101,14 +122,16 @@ def init_ray(address: str | None, num_cpus: int | None = None, connect_timeout: 
 
     Returns what the manifest records: where it ran, how many CPUs and how long start-up took.
     """
+    started = time.monotonic()
+    joined = "ray" in sys.modules and sys.modules["ray"].is_initialized()
+    if address and not joined:
+        check_address(address, connect_timeout)  # before importing Ray (seconds): a bad address fails within the timeout
     import ray
 
-    started = time.monotonic()
     debug = log_level == "debug"
-    if ray.is_initialized():
+    if joined:
         info = {"address": "already-initialized"}
     elif address:
-        check_address(address, connect_timeout)
         ray.init(address=address, log_to_driver=debug, logging_level=logging.DEBUG if debug else logging.ERROR)
         info = {"address": address}
     elif num_cpus is None and (running := running_local_ray()):

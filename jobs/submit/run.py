@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import os
 import shlex
 import socket
 import sys
+import urllib.error
+import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlparse
@@ -66,6 +69,30 @@ def jobs_address(address: str | None) -> str:
     return value.rstrip("/")
 
 
+def check_jobs_api(url: str, timeout: float, token: str | None) -> None:
+    """The Ray dashboard answers ``GET /api/version`` with its Ray version; anything else at the address is
+    not a Jobs API, named within ``timeout`` (Ray's own client would wait on it without limit)."""
+    request = urllib.request.Request(f"{url}/api/version", headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read(1 << 16)
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            return  # a dashboard that wants the token: the client below says which
+        body = b""
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise JobError(f"--address {url}: it accepts connections but no Ray Jobs API answered GET /api/version within "
+                       f"{timeout:g} s ({reason}); give the dashboard address, http://HEAD:8265") from None
+    try:
+        found = json.loads(body).get("ray_version")
+    except (ValueError, AttributeError):
+        found = None
+    if not found:
+        raise JobError(f"--address {url}: the server there is not a Ray dashboard (GET /api/version gave no Ray version); "
+                       "give the dashboard address, http://HEAD:8265")
+
+
 def connect(address: str | None, timeout: float):
     """A ``JobSubmissionClient`` with the token, failing within ``timeout`` on an address nobody answers."""
     from ray.job_submission import JobSubmissionClient
@@ -79,6 +106,7 @@ def connect(address: str | None, timeout: float):
         raise JobError(f"--address {url}: no Jobs API answered within {timeout:g} s ({exc.strerror or type(exc).__name__}); "
                        "check the dashboard address and port (8265)", resumable=True) from None
     token = ray_token()
+    check_jobs_api(url, timeout, token)
     try:
         return JobSubmissionClient(url, headers={"Authorization": f"Bearer {token}"} if token else None)
     except Exception as exc:  # noqa: BLE001 -- Ray raises RuntimeError/ConnectionError with the HTTP text
