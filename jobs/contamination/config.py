@@ -190,6 +190,10 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
         backend = parse_model_spec(spec).backend
         return {**self.model_settings.get(backend, {}), **self.model_settings.get(spec, {})}
 
+    def alpha(self) -> float:
+        """The tests' alpha, 1 - ``--level``, without the float residue (0.05, not 0.050000000000000044)."""
+        return round(1 - self.level, 12)
+
     def outcome_columns(self) -> OutcomeColumns:
         from connectors.contamination.outcomes import OutcomeColumns
 

@@ -197,7 +197,7 @@ def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
         with job.timer("analyse"):
             job.write_table("outcomes", done.outcomes)  # a table --outcomes reads back as it is
             job.write_table("calls", stored_calls(pa.concat_tables([done.routers, done.workers])))
-            s = analyse(done.outcomes, m=cfg.max_routers, alpha=1 - cfg.level, bootstrap=cfg.bootstrap_config(), source="outcomes")
+            s = analyse(done.outcomes, m=cfg.max_routers, alpha=cfg.alpha(), bootstrap=cfg.bootstrap_config(), source="outcomes")
             accounting = call_accounting(done.routers, done.workers, done.step)
             design = {"m": cfg.max_routers, "design": cfg.plan_config().design, "planned": done.plan.counts(),
                       "models": [{"worker": r.worker, "router": r.router_model} for r in cfg.roles()]}
@@ -234,7 +234,7 @@ def reanalyse(cfg: ContaminationConfig, opts: RunOptions) -> str:
     payload = {"config": cfg.hashed(), "outcomes": table.fingerprint}
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray=False) as job:
         with job.timer("analyse"):
-            s = analyse(table.frame, m=m, alpha=1 - cfg.level, bootstrap=cfg.bootstrap_config(), source=table.source)
+            s = analyse(table.frame, m=m, alpha=cfg.alpha(), bootstrap=cfg.bootstrap_config(), source=table.source)
             summary = summary_of(s, job.run_id, "outcomes", cfg, {"outcomes": {"source": table.source, "rows": len(table.frame),
                                                                                 "fingerprint": table.fingerprint}})
         with job.timer("report"):
