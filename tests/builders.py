@@ -31,17 +31,23 @@ def _sha(text: str) -> str:
 
 
 def lm_eval_sample(doc_id: int, lls: list[float], target: int | str, options: list[str] | None = None) -> dict:
-    """One line as lm-eval's EvaluationTracker.save_results_samples writes it (values through sanitize_list)."""
+    """One line as lm-eval's EvaluationTracker.save_results_samples writes it (values through sanitize_list),
+    with ``acc``/``acc_norm`` as ``ConfigurableTask.process_results`` computes them (argmax, first on ties; the
+    gold an index or the option equal to the target; an index outside the options is never right)."""
     options = options or [f" option {i}" for i in range(len(lls))]
     greedy = [i == max(range(len(lls)), key=lambda j: lls[j]) for i in range(len(lls))]
     doc = {"question": "Which gas do plants absorb?", "choices": {"text": [o.strip() for o in options]}, "answerKey": target}
+    gold = target if isinstance(target, int) else [o.strip() for o in options].index(target.strip())
+    pred = max(range(len(lls)), key=lambda j: (lls[j], -j))
+    pred_norm = max(range(len(lls)), key=lambda j: (lls[j] / len(options[j].strip()), -j))
     return {
         "doc_id": doc_id, "doc": doc, "target": str(target),
         "arguments": {f"gen_args_{i}": {"arg_0": CONTEXT, "arg_1": o} for i, o in enumerate(options)},
         "resps": [[[str(ll), str(g)]] for ll, g in zip(lls, greedy)],
         "filtered_resps": [[str(ll), str(g)] for ll, g in zip(lls, greedy)],
         "filter": "none", "metrics": ["acc", "acc_norm"],
-        "doc_hash": _sha(json.dumps(doc)), "prompt_hash": _sha(CONTEXT), "target_hash": _sha(str(target)), "acc": 0.0, "acc_norm": 0.0,
+        "doc_hash": _sha(json.dumps(doc)), "prompt_hash": _sha(CONTEXT), "target_hash": _sha(str(target)),
+        "acc": float(pred == gold), "acc_norm": float(pred_norm == gold),
     }
 
 

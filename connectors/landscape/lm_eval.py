@@ -1,14 +1,20 @@
-"""lm-evaluation-harness outputs: ``--log_samples`` JSONL and ``results_*.json``, for landscapes
+"""lm-evaluation-harness outputs: ``--log_samples`` files and their results files, for landscapes
 without running a model.
 
-lm-eval (``EvaluationTracker.save_results_samples``) writes, per task,
-``<output>/<model_name_sanitized>/samples_<task>_<date>.jsonl``: one JSON object per document
-and filter with ``doc_id``, ``doc``, ``target`` (written as ``str``), ``arguments``
-(``{"gen_args_<i>": {"arg_0": context, "arg_1": continuation}}``; older versions wrote a list of
-pairs), ``resps``, ``filtered_resps`` (for a multiple-choice task one ``[loglikelihood,
-is_greedy]`` per option, values written as strings by ``sanitize_list``), ``filter`` and the
-metric values. ``results_<date>.json`` beside it holds ``results[task]["acc,none"]``, the
-``config`` (``model``, ``model_args``) and ``model_name``.
+File names, both real:
+- 0.4.3 on (``EvaluationTracker``): ``<output>/<model_name_sanitized>/samples_<task>_<date>.jsonl``
+  beside ``results_<date>.json`` (``<name>_<date>.json`` beside the samples when ``--output_path``
+  named a ``.json`` file);
+- 0.4.0-0.4.2 and the main branch of April 2024: ``<output>/<model_args sanitized>_<task>.jsonl``
+  beside one ``results.json`` (model args with ``/`` and ``=`` made ``__``, ``pretrained__ORG__MODEL``;
+  from commit e9a40543 only ``/`` and other characters Windows refuses, ``pretrained=ORG__MODEL``).
+  The name alone cannot say where the model args end and the task begins (``arc_easy``), so the
+  task is the longest task of ``results.json`` the name ends with.
+
+The results file gives the model (``model_name``, else ``pretrained=`` of the model args, else the
+folder name), each task's metrics (``"acc,none"``) and its ``output_type``: a task that is not
+``multiple_choice`` is refused up front, naming the task and file. Records are read by
+``connectors.landscape.lm_eval_records``.
 
 **What the numbers are.** lm-eval scores each option as a continuation of the context: the
 summed log-likelihood of the option's tokens (``" Paris"``), one sequence per option. A softmax
@@ -19,10 +25,10 @@ and a report must say which kind it shows.
 """
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -31,26 +37,35 @@ from typing import Any
 import fsspec
 import pyarrow as pa
 
-from audit.mcqa.items import gold_index_problem, options_problem
+from connectors.landscape.lm_eval_records import (
+    PROBABILITY_KIND,
+    SAMPLE_SCHEMA,
+    LmEvalError,
+    RecordError,
+    doc_id_of,
+    iter_records,
+    record_row,
+    request_kind,
+)
 
-PROBABILITY_KIND = "continuation_loglikelihood"
+__all__ = ["PROBABILITY_KIND", "SAMPLE_SCHEMA", "LmEvalError", "LmEvalRun", "LmEvalSamples", "find_lm_eval_runs",
+           "read_lm_eval_results", "read_lm_eval_samples"]
+
 SAMPLES_FILE = re.compile(r"samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
-RESULTS_FILE = re.compile(r"results_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.json$")
-SAMPLE_SCHEMA = pa.schema([
-    ("id", pa.string()), ("source_id", pa.string()), ("benchmark", pa.string()), ("perturbation", pa.string()),
-    ("variant", pa.int64()), ("doc_id", pa.int64()), ("question", pa.string()), ("options", pa.list_(pa.string())),
-    ("k", pa.int64()), ("gold", pa.int64()), ("option_logprobs", pa.list_(pa.float64())),
-    ("is_greedy", pa.list_(pa.bool_())), ("filter", pa.string()), ("probability", pa.string()), ("error", pa.string()),
-])
-
-
-class LmEvalError(ValueError):
-    """An lm-eval output that cannot be read as a multiple-choice samples file (names the file)."""
+# results_<date>.json, or <stem>_<date>.json when --output_path named a .json file (samples then beside it)
+RESULTS_FILE = re.compile(r"_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.json$")
+EARLY_RESULTS = "results.json"
+READABLE = "multiple_choice"
+WHY_NOT = {
+    "generate_until": "its responses are generated text, not per-option log-likelihoods",
+    "loglikelihood_rolling": "it scores whole texts (perplexity), with no options",
+    "loglikelihood": "it scores one continuation per document, with no options",
+}
 
 
 @dataclass(frozen=True)
 class LmEvalSamples:
-    """One samples file: scorable rows (``SAMPLE_SCHEMA``), and the rows left out with reasons."""
+    """One samples file: scorable rows (``SAMPLE_SCHEMA``), and the records left out with line and reason."""
 
     path: str
     task: str
@@ -58,151 +73,116 @@ class LmEvalSamples:
     table: pa.Table
     rejected: list[dict[str, Any]] = field(default_factory=list)
     probability: str = PROBABILITY_KIND
+    records: int = 0
 
 
 @dataclass(frozen=True)
 class LmEvalRun:
-    """A samples file with the model and metrics of its ``results_<date>.json`` (when present)."""
+    """A samples file with the model and metrics of its results file (when present); ``problem`` says
+    why it cannot be read at all (a task that is not multiple choice, an early-0.4 file without its
+    results.json), so the run can count and name it and read the rest."""
 
     task: str
-    date: str
+    date: str | None
     samples_path: str
     results_path: str | None
     model: str
     metrics: dict[str, Any]
+    output_type: str | None = None
+    problem: str | None = None
+    notes: tuple[str, ...] = ()
 
 
-def _float(value: Any) -> float:
-    if isinstance(value, bool):
-        raise TypeError("a log-likelihood, not a boolean")
-    return float(value)  # "nan", "-inf" and numbers; anything else raises ValueError
+def refusal(task: str, path: str, kind: str, source: str) -> str:
+    """Why a task that is not multiple choice has no landscape, naming the task and the file."""
+    return (f"{path}: task {task} is a {kind} task ({source}): {WHY_NOT.get(kind, 'it has no per-option log-likelihoods')}; "
+            "only multiple_choice tasks have a landscape")
 
 
-def _bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if value in ("True", "true"):
-        return True
-    if value in ("False", "false"):
-        return False
-    raise ValueError(f"{value!r} is not a boolean")
+def _json_type(value: Any) -> str:
+    return {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(value), "null")
 
 
-def _pairs(arguments: Any) -> list[tuple[str, str]]:
-    """(context, continuation) per request, from the sanitised dict or the older list layout."""
-    if isinstance(arguments, dict):
-        keys = sorted(arguments, key=lambda k: int(k.rsplit("_", 1)[-1]))
-        return [(arguments[k]["arg_0"], arguments[k]["arg_1"]) for k in keys]
-    return [(a[0], a[1]) for a in arguments]
-
-
-def _response(resp: Any) -> tuple[float, bool]:
-    """One option's ``[loglikelihood, is_greedy]`` (unwrapping the ``resps`` nesting if present)."""
-    while isinstance(resp, list) and resp and isinstance(resp[0], list):
-        resp = resp[0]
-    if not isinstance(resp, (list, tuple)) or len(resp) != 2:
-        raise ValueError(f"expected [loglikelihood, is_greedy], got {resp!r:.80}")
-    return _float(resp[0]), _bool(resp[1])
-
-
-def _gold(target: str, options: list[str]) -> int | str:
-    """Gold index from lm-eval's stringified target: an index, or the text of one option."""
-    text = str(target).strip()
-    if text.isdigit():
-        return int(text)
-    if text.startswith("["):
-        try:
-            if isinstance(ast.literal_eval(text), list):
-                return "several gold targets; the landscape needs exactly one"
-        except (ValueError, SyntaxError):
-            pass
-    hits = [i for i, o in enumerate(options) if o.strip() == text]
-    return hits[0] if len(hits) == 1 else f"target {text!r:.60} is neither an index nor one option's text"
-
-
-def _row(record: dict[str, Any], task: str) -> dict[str, Any]:
-    pairs = _pairs(record["arguments"])
-    resps = [_response(r) for r in record["filtered_resps"]]
-    if len(resps) != len(pairs):
-        raise ValueError(f"{len(resps)} filtered_resps for {len(pairs)} requests")
-    if any(ctx == "" for ctx, _ in pairs) and 2 * sum(ctx == "" for ctx, _ in pairs) == len(pairs):
-        keep = [i for i, (ctx, _) in enumerate(pairs) if ctx != ""]  # acc_mutual_info's unconditional half
-        pairs, resps = [pairs[i] for i in keep], [resps[i] for i in keep]
-    contexts = {ctx for ctx, _ in pairs}
-    continuations = [cont for _, cont in pairs]
-    # multiple_input tasks (winogrande) vary the context and share the continuation
-    options = [ctx for ctx, _ in pairs] if len(contexts) > 1 and len(set(continuations)) == 1 else [c.strip() for c in continuations]
-    gold = _gold(record.get("target", ""), options)
-    filt = str(record.get("filter", "none"))
-    doc_id = int(record["doc_id"])
-    item_id = f"{task}:{doc_id}" if filt == "none" else f"{task}:{doc_id}@{filt}"
-    found = None if isinstance(gold, str) else (options_problem(options) or gold_index_problem(gold, len(options)))
-    problem = gold if isinstance(gold, str) else (f"{found[0]}: {found[1]}" if found else None)
-    return {"id": item_id, "source_id": item_id, "benchmark": task, "perturbation": "none", "variant": 0, "doc_id": doc_id,
-            "question": pairs[0][0] if len(contexts) == 1 else "", "options": options, "k": len(options),
-            "gold": None if isinstance(gold, str) else gold, "option_logprobs": [r[0] for r in resps],
-            "is_greedy": [r[1] for r in resps], "filter": filt, "probability": PROBABILITY_KIND, "problem": problem}
+def _dropped_duplicates(lines_of: dict[tuple[int, str], list[int]], rows: list[dict], rejected: list[dict],
+                        task: str) -> list[dict]:
+    """Rows without any document written twice; every copy's line gets a rejection naming all of them."""
+    repeated: dict[int, tuple[int, str]] = {}
+    for (doc_id, filt), lines in lines_of.items():
+        if len(lines) > 1:
+            where = " and ".join(map(str, lines)) if len(lines) == 2 else ", ".join(map(str, lines))
+            of = "" if filt == "none" else f" (filter {filt})"
+            for line in lines:
+                repeated[line] = (doc_id, f"doc_id {doc_id}{of} appears on lines {where}: every copy dropped (lm-eval "
+                                          "writes one record per document and filter)")
+    already = {r["line"] for r in rejected}
+    rejected += [{"line": line, "id": f"{task}:{doc_id}", "reason": reason} for line, (doc_id, reason) in repeated.items()
+                 if line not in already]
+    return [row for row in rows if row["_line"] not in repeated]
 
 
 def read_lm_eval_samples(path: str, task: str | None = None) -> LmEvalSamples:
-    """Read one ``samples_<task>_<date>.jsonl``; bad rows are returned with their line and reason.
+    """Read one samples file (either layout); bad records are returned with their line and reason.
 
-    A file whose responses are text (a ``generate_until`` task) is an error, not a set of
-    rejections: nothing in it is a log-likelihood.
+    A file whose requests are not multiple choice (``generate_until``, ``loglikelihood_rolling``,
+    ``loglikelihood``) is an ``LmEvalError`` naming the task and file, not a set of rejections.
     """
     name = PurePosixPath(path).name
     match = SAMPLES_FILE.search(name)
     task = task or (match.group("task") if match else name.removesuffix(".jsonl"))
+    with fsspec.open(path, "rb") as fh:
+        raw = fh.read()
     rows, rejected = [], []
-    with fsspec.open(path, "rt", encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
+    lines_of: dict[tuple[int, str], list[int]] = defaultdict(list)
+    records, kind_known = 0, False
+    for line, record, problem in iter_records(path, raw):
+        records += 1
+        if problem is None and not isinstance(record, dict):
+            problem = f"a JSON {_json_type(record)}, not an object"
+        if problem is not None:
+            rejected.append({"line": line, "id": None, "reason": problem})
+            continue
+        if not kind_known:
             try:
-                record = json.loads(line)
-                row = _row(record, task)
-            except json.JSONDecodeError as exc:
-                rejected.append({"line": line_no, "id": None, "reason": f"not JSON ({exc.msg})"})
-                continue
-            except (KeyError, ValueError, TypeError, IndexError) as exc:
-                resps = record.get("filtered_resps") if isinstance(record, dict) else None
-                if line_no == 1 and resps and all(isinstance(r, str) for r in resps) and not _numeric(resps[0]):
-                    raise LmEvalError(f"{path}: line 1: filtered_resps hold text, not log-likelihoods; "
-                                      "only multiple-choice (loglikelihood) tasks have a landscape") from exc
-                rejected.append({"line": line_no, "id": f"{task}:{record.get('doc_id')}", "reason": f"{type(exc).__name__}: {exc}"})
-                continue
-            problem = row.pop("problem")
-            if problem:
-                rejected.append({"line": line_no, "id": row["id"], "reason": problem})
-                continue
-            row["error"] = None
-            rows.append(row)
-    if not rows and not rejected:
+                kind = request_kind(record)
+            except RecordError:
+                kind = None  # this record's own rejection says why; the next one decides
+            if kind is not None and kind != READABLE:
+                raise LmEvalError(refusal(task, path, kind, f"line {line}'s requests"))
+            kind_known = kind is not None
+        try:
+            doc_id = doc_id_of(record)
+            lines_of[(doc_id, str(record.get("filter", "none")))].append(line)
+            row = record_row(record, task)
+        except RecordError as exc:
+            doc = record.get("doc_id")
+            rejected.append({"line": line, "id": f"{task}:{doc}" if isinstance(doc, int) and not isinstance(doc, bool)
+                             else None, "reason": str(exc)})
+            continue
+        rows.append({**row, "_line": line})
+    if records == 0:
         raise LmEvalError(f"{path}: no samples")
-    table = pa.Table.from_pylist(rows, schema=SAMPLE_SCHEMA)
-    return LmEvalSamples(path, task, match.group("date") if match else None, table, rejected)
-
-
-def _numeric(value: str) -> bool:
-    try:
-        float(value)
-        return True
-    except ValueError:
-        return False
+    rows = _dropped_duplicates(lines_of, rows, rejected, task)
+    table = pa.Table.from_pylist([{k: v for k, v in r.items() if k != "_line"} for r in rows], schema=SAMPLE_SCHEMA)
+    return LmEvalSamples(path, task, match.group("date") if match else None, table,
+                         sorted(rejected, key=lambda r: r["line"]), records=records)
 
 
 def read_lm_eval_results(path: str) -> dict[str, Any]:
-    """``results_<date>.json``: model name, model args and per-task metrics (``"acc,none"`` ...)."""
-    with fsspec.open(path, "rt", encoding="utf-8") as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise LmEvalError(f"{path}: not JSON ({exc})") from exc
-    if not isinstance(data, dict) or "results" not in data:
+    """A results file: model name, model args, per-task metrics (``"acc,none"`` ...) and output types."""
+    with fsspec.open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LmEvalError(f"{path}: not a JSON document ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         raise LmEvalError(f"{path}: no 'results' object; not an lm-eval results file")
     config = data.get("config") or {}
+    configs = data.get("configs") or {}
     model = data.get("model_name") or _pretrained(config.get("model_args")) or config.get("model")
     return {"model": model, "model_args": config.get("model_args"), "results": data["results"],
+            "output_types": {t: c.get("output_type") for t, c in configs.items() if isinstance(c, dict)},
+            "tasks": sorted(set(data["results"]) | set(configs)),
             "n_samples": data.get("n-samples", {}), "versions": data.get("versions", {}), "path": path}
 
 
@@ -224,26 +204,66 @@ def _walk(root: str) -> Iterator[str]:
         yield path if protocol in ("file", "local") else f"{protocol}://{path}"
 
 
+def _metrics(info: dict, task: str) -> dict[str, Any]:
+    metrics = (info.get("results") or {}).get(task, {})
+    return {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)}
+
+
+def _run(task: str, date: str | None, path: str, res_path: str | None, info: dict, folder: str) -> LmEvalRun:
+    kind = (info.get("output_types") or {}).get(task)
+    problem = refusal(task, path, kind, f"output_type in {res_path}") if kind is not None and kind != READABLE else None
+    notes = (f"{info['error']}; the model is named after the folder and lm-eval's metrics are unknown",) \
+        if "error" in info else ()
+    return LmEvalRun(task, date, path, res_path, info.get("model") or PurePosixPath(folder).name, _metrics(info, task),
+                     kind, problem, notes)
+
+
+def _early_task(name: str, tasks: list[str]) -> str | None:
+    """The longest task of results.json that an early-0.4 samples file name ends with (``<args>_<task>.jsonl``)."""
+    found = [t for t in tasks if name.endswith(f"_{t}.jsonl")]
+    return max(found, key=len) if found else None
+
+
 def find_lm_eval_runs(root: str) -> list[LmEvalRun]:
-    """Every samples file under ``root`` with its model: from the ``results_<date>.json`` of the
-    same folder and date when there is one, else the folder name (lm-eval's sanitised model name)."""
+    """Every samples file under ``root`` (both naming schemes) with its model and metrics.
+
+    A results file that cannot be read does not stop the others: 0.4.3-on samples beside it are still
+    read (model from the folder name, the reason in ``notes``); early-0.4 samples, whose task only
+    results.json can name, become runs with the reason as ``problem``.
+    """
     files = list(_walk(root))
-    results = {}
+    infos: dict[str, dict] = {}
+    results: dict[tuple[str, str | None], str] = {}
     for path in files:
-        m = RESULTS_FILE.search(PurePosixPath(path).name)
-        if m:
-            results[(str(PurePosixPath(path).parent), m.group("date"))] = path
+        p = PurePosixPath(path)
+        m = RESULTS_FILE.search(p.name)
+        if m or p.name == EARLY_RESULTS:
+            results[(str(p.parent), m.group("date") if m else None)] = path
+            try:
+                infos[path] = read_lm_eval_results(path)
+            except LmEvalError as exc:
+                infos[path] = {"error": str(exc)}
     runs = []
     for path in files:
-        m = SAMPLES_FILE.search(PurePosixPath(path).name)
-        if not m:
-            continue
-        folder = str(PurePosixPath(path).parent)
-        res_path = results.get((folder, m.group("date")))
-        info = read_lm_eval_results(res_path) if res_path else {}
-        metrics = (info.get("results") or {}).get(m.group("task"), {})
-        runs.append(LmEvalRun(m.group("task"), m.group("date"), path, res_path, info.get("model") or PurePosixPath(folder).name,
-                              {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not math.isnan(v)}))
+        p = PurePosixPath(path)
+        folder = str(p.parent)
+        m = SAMPLES_FILE.search(p.name)
+        if m:
+            res_path = results.get((folder, m.group("date")))
+            info = infos.get(res_path, {}) if res_path else {}
+            runs.append(_run(m.group("task"), m.group("date"), path, res_path, info, folder))
+        elif p.suffix == ".jsonl":
+            res_path = results.get((folder, None))
+            info = infos.get(res_path, {}) if res_path else {}
+            task = _early_task(p.name, info.get("tasks", []))
+            if task is None:
+                why = (info.get("error") or f"no task of {res_path} ends its name") if res_path else \
+                    f"not samples_<task>_<date>.jsonl, and no {EARLY_RESULTS} beside it names its task"
+                runs.append(LmEvalRun(p.name.removesuffix(".jsonl"), None, path, res_path,
+                                      info.get("model") or PurePosixPath(folder).name, {}, None, f"{path}: {why}"))
+                continue
+            runs.append(_run(task, None, path, res_path, info, folder))
     if not runs:
-        raise LmEvalError(f"{root}: no samples_<task>_<date>.jsonl files (run lm-eval with --log_samples --output_path)")
+        raise LmEvalError(f"{root}: no samples_<task>_<date>.jsonl files (nor early-0.4 <model args>_<task>.jsonl beside "
+                          "results.json); run lm-eval with --log_samples --output_path")
     return runs

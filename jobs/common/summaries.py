@@ -61,3 +61,20 @@ def min_bootstrap_clusters(level: float) -> int:
     while math.comb(2 * k - 1, k) < need:
         k += 1
     return k
+
+
+MAX_TEXT_CHARS = 2_000  # of one text field in summary.json, a report or a review sheet; the full text is in data/
+
+
+def clip_text(text: str | None, limit: int = MAX_TEXT_CHARS) -> str | None:
+    """``text`` if it has at most ``limit`` characters, else its first and last ``limit // 2`` around
+    ``… (N characters, truncated) …``.
+
+    Why both ends: an lm-eval context is the few-shot examples followed by the question, so the end
+    is what a reviewer needs; a 50 MB field copied into summary.json, report.html and the review CSV
+    made all three unusable. The run's Parquet data keeps every character.
+    """
+    if text is None or len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]} … ({len(text):,} characters, truncated) … {text[-half:]}"

@@ -123,8 +123,10 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
     bootstrap: Annotated[int, Flag(ANALYSIS)] = Field(
         10_000, ge=1, description="question-clustered bootstrap replicates of the improve-degrade trend")
     level: Annotated[float, Flag(ANALYSIS)] = Field(
-        0.95, gt=0, lt=1, description="two-sided interval level; 1 - level is the family-wise error rate of the Holm-corrected "
-                                      "McNemar tests")
+        0.95, gt=0, lt=1, description="level of the trend's two-sided bootstrap interval; 1 - level is also alpha of the "
+                                      "exact McNemar tests, Holm-corrected over every model x r cell as one family, so the "
+                                      "family-wise error rate of every 'significantly above baseline' count (per model, per "
+                                      "r and their total) is at most 1 - level; 'above baseline' counts are point estimates")
 
     def embedded(self) -> list[BenchmarkConfig]:
         return [shipped_mcqa()]
@@ -187,6 +189,10 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
         """A model's backend settings: its backend's entry, then its own."""
         backend = parse_model_spec(spec).backend
         return {**self.model_settings.get(backend, {}), **self.model_settings.get(spec, {})}
+
+    def alpha(self) -> float:
+        """The tests' alpha, 1 - ``--level``, without the float residue (0.05, not 0.050000000000000044)."""
+        return round(1 - self.level, 12)
 
     def outcome_columns(self) -> OutcomeColumns:
         from connectors.contamination.outcomes import OutcomeColumns

@@ -18,8 +18,9 @@ CAVEAT = (
     "problem completely; in the noisy condition r routers each drop part of the useful information, rewrite it and add "
     "noise, and the worker answers from their combined outputs. Without contamination, noisy accuracy should at most "
     "approach the clean baseline: a model that does better from less information (a violation, gain > 0) is suspected of "
-    "answering from memory of the benchmark rather than from the question. Gains are on the questions scored in both "
-    "settings; unparsable answers count as wrong; failed, timed-out and blocked cells are left out and listed below."
+    "answering from memory of the benchmark rather than from the question. Every figure of a model is on its shared "
+    "questions, those it answered in the clean and in every one of its noisy settings, so its level is the baseline of "
+    "each of its cells; unparsable answers count as wrong; failed, timed-out and blocked cells are left out and listed below."
 )
 
 
@@ -87,23 +88,36 @@ def reversal_text(summary: dict) -> str:
     return text + f"; it falls back behind in between and stays ahead from r = {sustained} through r = {m}."
 
 
+def significance_text(summary: dict) -> str:
+    """What "significantly above baseline" means in this run, in words (from summary.json's significance block)."""
+    sig = summary["significance"]
+    return (f"Significantly above baseline: gain > 0 and a Holm-adjusted {sig['test']} below {sig['alpha']:g}, the family "
+            f"being {sig['family']} ({sig['family_size']} tests). The family-wise error rate over all of them is at most "
+            f"{sig['alpha']:g}, so the per-model and per-r counts and their total ({sig['significant_above_baseline']}) are "
+            f"all controlled. \"Above baseline\" without \"significantly\" is a point estimate (gain > 0, no test; "
+            f"{sig['above_baseline_point_estimate']} cells): at small n most such cells are noise.")
+
+
 def _per_r_section(summary: dict) -> str:
     per_r = summary["per_r"]
     rs = [row["r"] for row in per_r]
-    counts = bar_chart([f"r = {r}" for r in rs], [row["n_violators"] for row in per_r], "Models above their clean baseline, per r",
-                       value_fmt=lambda v: f"{int(v)}")
+    counts = bar_chart([f"r = {r}" for r in rs], [row["n_violators"] for row in per_r],
+                       "Models above their clean baseline (point estimates), per r", value_fmt=lambda v: f"{int(v)}")
     excess = line_chart(rs, [("over violators", PALETTE[0], [row["mean_excess_violators"] for row in per_r]),
                              ("over all models", PALETTE[1], [row["mean_excess_all_models"] for row in per_r])],
                         "Mean positive excess per r", "accuracy − clean baseline", digits=3)
     rows = [[row["r"], f"{row['n_violators']} of {row['n_models']}", pct(row["share_violators"]),
+             row["n_significant"],
              _excess(row["mean_excess_violators"]), _excess(row["mean_excess_all_models"]), _excess(row["mean_gain"]),
              row["improve"], row["degrade"], f"{row['net']:+d}"] for row in per_r]
     return ("<section><h2>Models above baseline and mean positive excess, per r</h2>"
+            f"<p class=note>{esc(significance_text(summary))}</p>"
             "<p class=note>Mean positive excess is given twice: over the violating models only (how large a violation is "
             "when it occurs; the reference study's figure) and over all models with that cell (max(gain, 0) averaged: how "
             "much the field gains).</p>"
-            + table(["r", "models above baseline", "share", "mean excess (violators)", "mean excess (all models)", "mean gain",
-                     "wrong→correct", "correct→wrong", "net"], rows)
+            + table(["r", "models above baseline (point estimate)", "share", "significantly above baseline",
+                     "mean excess (violators)", "mean excess (all models)", "mean gain", "wrong→correct", "correct→wrong",
+                     "net"], rows)
             + f"<div class=flex>{counts}{excess}</div></section>")
 
 
@@ -139,30 +153,35 @@ def _trajectories_section(summary: dict) -> str:
                          (f"<strong>{gain[(m, r)]:+.2f}</strong>" if violation[(m, r)] else f"{gain[(m, r)]:+.2f}")) for r in rs]
             for m in models]
     return ("<section><h2>Per-model trajectories against the baseline</h2>" + chart
-            + "<p class=note>Gain per model and r; bold: above the clean baseline; –: no paired question (see what is missing).</p>"
+            + "<p class=note>Gain per model and r; bold: above the clean baseline (point estimate); –: no paired question "
+              "(see what is missing).</p>"
             + table(["model"] + [f"r = {r}" for r in rs], rows) + "</section>")
 
 
 def _level_section(summary: dict) -> str:
     rows = summary["table"]
     points = [(row["level"], row["breadth"], row["model"]) for row in rows if row["level"] is not None]
-    chart = scatter(points, "Score level against credibility", "level: clean (forward_full) accuracy",
-                    f"breadth: settings above baseline, of {summary['m']}")
-    alpha = summary["alpha"]
-    body = [[esc(row["model"]), pct(row["level"]), f"{row['breadth']} of {row['settings']}" + (
-        f" (M = {row['m']})" if row["settings"] != row["m"] else ""), _excess(row["mean_excess"]), _excess(row["max_excess"]),
-        row["significant_violations"]] for row in rows]
+    chart = scatter(points, "Score level against credibility", "level: clean (forward_full) accuracy, shared questions",
+                    f"breadth: settings above baseline (point estimate), of {summary['m']}")
     per_model = {row["model"]: row for row in summary["per_model"]}
-    for line, row in zip(body, rows):
+    body = []
+    for row in rows:
         pm = per_model[row["model"]]
-        line.insert(2, pm["n_clean"])
-        line.append(_excess(pm["mean_gain"]))
-        line.append(", ".join(map(str, pm["missing_settings"])) or "none")
+        lost = pm["n_clean"] - pm["n_shared"]
+        body.append([esc(row["model"]), pct(row["level"]), pm["n_shared"],
+                     f"{pct(pm['clean_accuracy_all'])} on {pm['n_clean']}" + (f" ({lost} lost by noisy settings)" if lost else ""),
+                     f"{row['breadth']} of {row['settings']}" + (f" (M = {row['m']})" if row["settings"] != row["m"] else ""),
+                     row["significant_above_baseline"], _excess(row["mean_excess"]), _excess(row["max_excess"]),
+                     _excess(pm["mean_gain"]), ", ".join(map(str, pm["missing_settings"])) or "none"])
     return ("<section><h2>Level vs credibility: the per-model table</h2>"
-            "<p class=note>Level is the clean accuracy; credibility is how often (breadth) and how far (mean and max excess "
-            "over the violating settings) noisy routing beats it. Compare models of similar level by these. Significant: "
-            f"exact McNemar p-values Holm-corrected across the models at each r, family-wise error rate {alpha:g}.</p>"
-            + table(["model", "level", "questions (clean)", "breadth", "mean excess", "max excess", "significant violations",
+            "<p class=note>Level is the clean accuracy on the model's shared questions (answered in the clean and in every "
+            "one of its noisy settings), the baseline every one of its cells is compared with; the clean accuracy on every "
+            "question it answered clean is beside it, with how many questions the noisy settings lost. Credibility is how "
+            "often (breadth, a point estimate) and how far (mean and max excess over the violating settings) noisy routing "
+            "beats it; the settings significantly above baseline are tested (Holm over every model × r cell, family-wise "
+            f"error rate {summary['alpha']:g}). Compare models of similar level by these.</p>"
+            + table(["model", "level", "shared questions", "clean accuracy (all clean questions)",
+                     "breadth (above baseline, point estimate)", "significantly above baseline", "mean excess", "max excess",
                      "mean gain", "missing settings"], body)
             + chart + "</section>")
 
@@ -207,9 +226,11 @@ def _missing_section(summary: dict) -> str:
 
 def _cells_section(summary: dict) -> str:
     rows = [[esc(c["model"]), c["r"], c["n"], pct(c["baseline"]), pct(c["accuracy"]), _excess(c["gain"]), c["improve"], c["degrade"],
-             fmt(c["mcnemar_p"], 4), fmt(c["holm_p"], 4)] for c in summary["cells"]]
+             fmt(c["mcnemar_p"], 4), fmt(c["holm_p"], 4), "yes" if c["significant"] else "no"] for c in summary["cells"]]
+    family = summary["significance"]["family_size"]
     return ("<section><h2>Every cell</h2>" + table(["model", "r", "questions", "baseline", "accuracy", "gain", "wrong→correct",
-                                                    "correct→wrong", "McNemar p", "Holm p"], rows) + "</section>")
+                                                    "correct→wrong", "McNemar p", f"Holm p (family of {family} cells)",
+                                                    "significantly above baseline"], rows) + "</section>")
 
 
 def _header(summary: dict) -> str:

@@ -125,6 +125,7 @@ def overview(s: ContaminationSummary) -> dict:
     return {
         "models": len(s.models), "n_questions": s.n_questions, "m": s.m,
         "models_above_baseline_per_r": [int(v) for v in per_r["n_violators"]],
+        "models_significantly_above_baseline_per_r": [int(v) for v in per_r["n_significant"]],
         "models_with_cell_per_r": [int(v) for v in per_r["n_models"]],
         "mean_positive_excess_over_violators_per_r": [_num(v) for v in per_r["mean_excess_violators"]],
         "mean_positive_excess_over_all_models_per_r": [_num(v) for v in per_r["mean_excess_all_models"]],
@@ -133,7 +134,8 @@ def overview(s: ContaminationSummary) -> dict:
         "trend_slope": None if trend is None else trend.slope,
         "trend_interval": None if trend is None else [trend.low, trend.high],
         "trend_excludes_zero": None if trend is None else trend.excludes_zero,
-        "significant_violations_holm": int(s.per_model["significant_violations"].sum()) if len(s.per_model) else 0,
+        "cells_above_baseline_point_estimate": s.significance()["above_baseline_point_estimate"],
+        "cells_significantly_above_baseline": s.significance()["significant_above_baseline"],
         "unscored_cells": unscored, "unparsable_cells": s.status_totals["unparsable"], "missing_cells": len(s.missing),
         "identity_max_residual": s.identity_max_residual,
     }
@@ -148,11 +150,13 @@ def headline_rows(s: ContaminationSummary) -> list[dict]:
     rows = []
     for r in s.per_r.to_dict("records"):
         rows += [headline("all", f"models_above_baseline@r={int(r['r'])}", int(r["n_violators"])),
+                 headline("all", f"models_significantly_above_baseline@r={int(r['r'])}", int(r["n_significant"])),
                  headline("all", f"mean_positive_excess_violators@r={int(r['r'])}", _num(r["mean_excess_violators"])),
                  headline("all", f"mean_positive_excess_all_models@r={int(r['r'])}", _num(r["mean_excess_all_models"]))]
     for m in s.per_model.to_dict("records"):
         rows += [headline(m["model"], "clean_accuracy", _num(m["clean_accuracy"])),
                  headline(m["model"], "violation_breadth", int(m["breadth"])),
+                 headline(m["model"], "settings_significantly_above_baseline", int(m["significant_above_baseline"])),
                  headline(m["model"], "mean_excess", _num(m["mean_excess"]))]
     if s.trend is not None:
         rows.append(headline("all", "trend_improve_minus_degrade_per_r", s.trend.slope, (s.trend.low, s.trend.high)))
@@ -193,7 +197,7 @@ def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
         with job.timer("analyse"):
             job.write_table("outcomes", done.outcomes)  # a table --outcomes reads back as it is
             job.write_table("calls", stored_calls(pa.concat_tables([done.routers, done.workers])))
-            s = analyse(done.outcomes, m=cfg.max_routers, alpha=1 - cfg.level, bootstrap=cfg.bootstrap_config(), source="outcomes")
+            s = analyse(done.outcomes, m=cfg.max_routers, alpha=cfg.alpha(), bootstrap=cfg.bootstrap_config(), source="outcomes")
             accounting = call_accounting(done.routers, done.workers, done.step)
             design = {"m": cfg.max_routers, "design": cfg.plan_config().design, "planned": done.plan.counts(),
                       "models": [{"worker": r.worker, "router": r.router_model} for r in cfg.roles()]}
@@ -230,7 +234,7 @@ def reanalyse(cfg: ContaminationConfig, opts: RunOptions) -> str:
     payload = {"config": cfg.hashed(), "outcomes": table.fingerprint}
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray=False) as job:
         with job.timer("analyse"):
-            s = analyse(table.frame, m=m, alpha=1 - cfg.level, bootstrap=cfg.bootstrap_config(), source=table.source)
+            s = analyse(table.frame, m=m, alpha=cfg.alpha(), bootstrap=cfg.bootstrap_config(), source=table.source)
             summary = summary_of(s, job.run_id, "outcomes", cfg, {"outcomes": {"source": table.source, "rows": len(table.frame),
                                                                                 "fingerprint": table.fingerprint}})
         with job.timer("report"):

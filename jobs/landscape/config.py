@@ -27,6 +27,7 @@ MODELS = "models"
 ITEMS = "items, prompts and perturbations"
 FLAGS = "review candidates, validation and the structural classifier"
 LM_EVAL = "lm-evaluation-harness outputs instead of a model run"
+MODEL_RUN_SAMPLE = 1000  # items per benchmark a model run scores when --sample is not given
 
 
 def _json_object(value: object) -> object:
@@ -58,8 +59,10 @@ class LandscapeConfig(BenchmarkInputs):
     cache: Annotated[str | None, Flag(MODELS, metavar="DIR", default_text="<out>/_cache/models")] = Field(
         None, description="response cache: a rerun, an added perturbation or an added model repeats no model call")
 
-    sample: Annotated[int | None, Flag(ITEMS, metavar="N")] = Field(
-        1000, ge=1, description="items per benchmark, chosen by seeded hash (all items when a benchmark has fewer)")
+    sample: Annotated[int | None, Flag(ITEMS, metavar="N", default_text=f"{MODEL_RUN_SAMPLE} in a model run; every item "
+                                                                        "with --from-lm-eval")] = Field(
+        None, ge=1, description="items per benchmark (per task with --from-lm-eval), chosen by seeded hash (all items when "
+                                "there are fewer)")
     seed: Annotated[int, Flag(ITEMS)] = Field(
         DEFAULT_SEED, ge=0, lt=2**64, description="seed of the item sample, the perturbations and a sampled MPD")
     perturbations: Annotated[list[str], Flag(ITEMS, metavar="NAME[,NAME...]")] = Field(
@@ -127,6 +130,13 @@ class LandscapeConfig(BenchmarkInputs):
         if len(set(names)) != len(names):
             raise ConfigError(f"model names must be unique, got {names}; name them in --models")
         return self
+
+    def items_per_benchmark(self) -> int | None:
+        """``--sample``, else every item of a re-analysis (its model calls are already paid for) and
+        ``MODEL_RUN_SAMPLE`` items of a model run (each item costs a forward per perturbation and model)."""
+        if self.sample is not None:
+            return self.sample
+        return None if self.from_lm_eval else MODEL_RUN_SAMPLE
 
     def model_configs(self) -> list[ModelConfig]:
         """Every model of the run, in order: the --models YAML, then each --model."""

@@ -70,7 +70,7 @@ def load_benchmark(spec: BenchmarkSpec, cfg: LandscapeConfig) -> BenchmarkItems:
     rejected += [{"benchmark": name, "id": r.id, "perturbation": None, "stage": "item", "reason": r.describe()} for r in bad]
     if spec.preset == "commonsenseqa" and cfg.standardise_csqa:
         items = [standardise_csqa(item) for item in items]
-    chosen = sample_items(items, cfg.sample, cfg.seed)
+    chosen = sample_items(items, cfg.items_per_benchmark(), cfg.seed)
     return BenchmarkItems(name, spec.preset, plan.files, plan.fingerprint, len(rows) + len(report.messages), len(items),
                           chosen, rejected)
 

@@ -89,6 +89,10 @@ def _problems(summary: dict) -> str:
     if summary["failed_models"]:
         parts.append("<h3>Models left out</h3>" + table(["model", "error"], [[esc(f["model"]), esc(f["error"])]
                                                                             for f in summary["failed_models"]]))
+    unreadable = summary.get("unreadable_tasks") or []
+    if unreadable:
+        parts.append(f"<h3>Tasks that could not be read ({len(unreadable):,}; each in manifest.json)</h3>" + table(
+            ["model", "task", "reason"], [[esc(u["model"]), esc(u["task"]), esc(u["reason"])] for u in unreadable]))
     rejected = summary["rejected"]
     if rejected["total"]:
         parts.append(f"<h3>Items left out ({rejected['total']:,}; every one is in data/rejected/)</h3>" + table(

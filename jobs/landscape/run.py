@@ -8,7 +8,8 @@ rows (``stages.landscape_batch``), written per model to ``data/scores/model=<nam
 convention of ``connectors.runs.tables``: ``pd.read_parquet("<run>/data/scores")`` loads every model). Back on the driver:
 those small tables become the summary (``jobs.landscape.summary``), the optional classifier
 runs on the review candidates, and report and manifest are written. ``--from-lm-eval`` skips
-the model: its rows come from lm-eval's samples files, and no Ray is started.
+the model: its rows come from lm-eval's samples files (every item unless --sample is given), and no Ray
+is started; a task that cannot be read is counted and named, and the other tasks are read.
 
 A model that cannot run (weights not found, labels that are not single tokens, a chat-only
 endpoint) or answers no item (an unreachable endpoint) fails the run naming the model, or
@@ -40,6 +41,7 @@ from jobs.common.errors import JobError, is_transient, one_line, user_code_error
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
 from jobs.common.models import ModelConfig, model_counts, model_stage
+from jobs.common.summaries import clip_text
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark
 from jobs.landscape.stages import SCORE_TABLE, landscape_batch, prompt_batch
@@ -151,10 +153,12 @@ def _items_frame(benchmarks: list[BenchmarkItems]) -> pd.DataFrame:
 
 
 def _candidates_csv(flags: pd.DataFrame) -> str:
-    """The review sheet: flagged items with their text, and the reviewer's columns to fill in
-    (the layout --review-labels reads back)."""
+    """The review sheet: flagged items with their text (each field clipped to ``MAX_TEXT_CHARS``; the
+    full text is in data/candidates/), and the reviewer's columns to fill in (the layout
+    --review-labels reads back)."""
     shown = flags[flags["flagged"]].copy()
-    shown["options"] = shown["options"].map(lambda o: " | ".join(o) if isinstance(o, (list, tuple)) else "")
+    shown["question"] = shown["question"].map(lambda q: clip_text(q) if isinstance(q, str) else q)
+    shown["options"] = shown["options"].map(lambda o: " | ".join(map(clip_text, o)) if isinstance(o, (list, tuple)) else "")
     shown["gold"] = shown["gold"].map(lambda g: "" if pd.isna(g) else "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[int(g)])
     cols = ["benchmark", "source_id", "n_models", "n_wrong", "question", "options", "gold",
             *(c for c in ("structure_label",) if c in shown), "review_label", "review_subtype", "review_note"]
@@ -193,7 +197,9 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
     with job.timer("summary"):
         summary = build_summary(job.run_id, cfg, results, flags, correct_by_bench, items, probability, reference, verdicts,
                                 {"failed_models": failed, "rejected": manifest_extra["rejected"],
-                                 "template": manifest_extra.get("template")})
+                                 "template": manifest_extra.get("template"),
+                                 "unreadable_tasks": [{**u, "reason": clip_text(u["reason"])}
+                                                      for u in manifest_extra.get("lm_eval", {}).get("unreadable", [])]})
     with job.timer("report"):
         job.write_table("candidates", _candidates_table(flags))
         job.write_text("review_candidates.csv", _candidates_csv(flags))
@@ -204,6 +210,7 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
     manifest = job.manifest(
         **manifest_extra, probability=probability, cache={"root": cache_root}, failed_models=failed,
         seeds={"sample": cfg.seed, "perturbations": cfg.seed, "mpd": cfg.seed},
+        sample={"items_per_benchmark": cfg.items_per_benchmark(), "given": cfg.sample is not None},
         rows={"in": len(results), "out": len(answered), "skipped_by_reason": dict(errors.most_common()), "unread": 0},
         review={"candidates": int(flags["flagged"].sum()) if len(flags) else 0, "labels": cfg.review_labels,
                 "reference": cfg.reference, "classifier": classifier_info},
@@ -287,7 +294,9 @@ def _run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
         for name, rows in inputs.results.groupby("model", sort=True):
             job.write_table("scores", rows.drop(columns="model"), partition=("model", name))
         job.write_table("rejected", pa.Table.from_pylist(inputs.rejected, schema=REJECTED_SCHEMA))
-        extra = {"lm_eval": {"root": cfg.from_lm_eval, "runs": inputs.runs, "superseded": inputs.superseded},
+        extra = {"lm_eval": {"root": cfg.from_lm_eval, "runs": inputs.runs, "superseded": inputs.superseded,
+                             "unreadable": inputs.unreadable,
+                             "tasks": {"read": len(inputs.runs), "unreadable": len(inputs.unreadable)}},
                  "rejected": _rejections(inputs.rejected)}
         return _finish(job, cfg, opts, inputs.results, inputs.items, "continuation_loglikelihood", labels, reference,
                        structure, cfg.classifier([]), cache_root, [], extra)

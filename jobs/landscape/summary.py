@@ -15,7 +15,7 @@ from audit.landscape.metrics import hnorm_correlations, model_averaged_points
 from audit.landscape.summary import GROUP, RESULT_COLUMNS, summarise
 from audit.landscape.validate import validate_wrong_answers
 from jobs.common.config import ConfigError
-from jobs.common.summaries import finite, headline, records
+from jobs.common.summaries import clip_text, finite, headline, records
 from jobs.landscape.config import LandscapeConfig
 
 FINAL_POSITION = "final_position_label"  # one forward: the letters' distribution after the prompt
@@ -124,10 +124,17 @@ def validation(correct_by_bench: dict[str, pd.DataFrame], items: pd.DataFrame, r
     return rows
 
 
+def _shown(value: Any) -> Any:
+    """A summary value: text clipped to ``MAX_TEXT_CHARS`` (the full text stays in data/), numbers made finite."""
+    if isinstance(value, list):
+        return [clip_text(v) if isinstance(v, str) else v for v in value]
+    return clip_text(value) if isinstance(value, str) else finite(value)
+
+
 def _flag_rows(flags: pd.DataFrame) -> list[dict]:
     shown = flags[flags["flagged"]].copy()
     shown["options"] = shown["options"].map(lambda o: list(o) if o is not None and not isinstance(o, float) else [])
-    return [{k: finite(v) if not isinstance(v, list) else v for k, v in row.items()} for row in shown.to_dict("records")]
+    return [{k: _shown(v) for k, v in row.items()} for row in shown.to_dict("records")]
 
 
 def _headline(table: pd.DataFrame, checked: list[dict]) -> list[dict]:

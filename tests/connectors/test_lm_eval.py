@@ -87,7 +87,8 @@ def test_generation_task_and_empty_folder_are_clear_errors(tmp_path):
     gen = {"doc_id": 0, "doc": {}, "target": "42", "arguments": {"gen_args_0": {"arg_0": "Q:", "arg_1": {"until": ["\n"]}}},
            "resps": [["The answer is 42"]], "filtered_resps": ["The answer is 42"], "filter": "strict-match"}
     path = _write(tmp_path / f"samples_gsm8k_{DATE}.jsonl", [gen])
-    with pytest.raises(LmEvalError, match="filtered_resps hold text, not log-likelihoods"):
+    with pytest.raises(LmEvalError, match=f"{path}: task gsm8k is a generate_until task .*generated text, not per-option "
+                                          "log-likelihoods"):
         read_lm_eval_samples(str(path))
     (tmp_path / "empty").mkdir()
     with pytest.raises(LmEvalError, match="no samples_<task>_<date>.jsonl files"):
