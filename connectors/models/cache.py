@@ -1,9 +1,12 @@
 """Response cache: a rerun, an added perturbation or an added model repeats no model call.
 
-Key = sha256 of (operation, model spec, revision, every output-changing backend setting, the
-exact rendered prompt text, and the labels or decoding parameters). Entries live under a run
-store directory (local path or any fsspec URL) as **immutable** Parquet files, one per written
-batch, in a folder per model::
+Key = sha256 of (operation, model spec, the backend's whole ``settings()``, the exact rendered
+prompt text, and the labels or decoding parameters). The settings hold what decides an answer:
+the revision (for local weights a hash of the **content** of the weights, config, tokenizer files
+and chat template, see ``weights``; else a hub commit), the weights' sha256, what an endpoint's
+``/models`` says it serves, the chat template's sha256, dtype, device and library versions.
+Entries live under a run store directory (local path or any fsspec URL) as **immutable** Parquet
+files, one per written batch, in a folder per model::
 
     <root>/<model hash>/model.json              which model (for humans)
     <root>/<model hash>/<sha256 of keys>.parquet  columns key, value (JSON)

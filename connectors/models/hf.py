@@ -5,10 +5,15 @@ pads little), left-padded with explicit position ids (so an item's logits do not
 much padding its batch needed), and only the last position's logits are computed
 (``logits_to_keep=1`` where the model supports it), whose log-softmax gives every label's
 log-prob at once. ``trust_remote_code`` stays off unless the settings ask for it.
+
+The model is a hub id, a transformers folder, or a GGUF (``hf:/m/model.Q4_1.gguf``, or a folder
+holding one ``.gguf`` and no ``config.json``), loaded from its de-quantised copy (``gguf``). A
+local model's revision hashes the **content** of every file that decides its answers (weights,
+config, tokenizer, chat template; ``weights``), so weights saved over old ones of the same size
+are a new revision and never get the old cached answers.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import secrets
 from collections.abc import Iterator, Sequence
@@ -16,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from connectors.models import gguf
 from connectors.models.base import (
     GREEDY,
     BackendError,
@@ -28,8 +34,9 @@ from connectors.models.base import (
     check_params,
     settings_from,
 )
-from connectors.models.render import label_token_ids, render_prompt, uses_chat_template
+from connectors.models.render import label_token_ids, render_prompt, template_sha256, uses_chat_template
 from connectors.models.spec import ModelSpec
+from connectors.models.weights import content_digests, deciding_files, local_revision
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
@@ -57,16 +64,7 @@ class HFSettings:
             raise ValueError("batch_size and max_batch_tokens must be positive")
 
 
-def _local_revision(path: Path) -> str:
-    """A local folder's revision: its config and the names and sizes of its weight files."""
-    h = hashlib.sha256()
-    config = path / "config.json"
-    if config.is_file():
-        h.update(config.read_bytes())
-    for f in sorted(path.iterdir()):
-        if f.suffix in (".safetensors", ".bin", ".pt", ".gguf"):
-            h.update(f"{f.name}\t{f.stat().st_size}\n".encode())
-    return "local:" + h.hexdigest()[:16]
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 
 
 class RowSampler:
@@ -120,6 +118,7 @@ class HFBackend(ModelBackend):
         if dtype == "auto":
             dtype = "bfloat16" if device.startswith("cuda") else "float32"
         self.device, self.dtype = device, dtype
+        self.gguf, self.load_from, self.files_sha256 = self._locate(model is not None)
         self.tokenizer = tokenizer if tokenizer is not None else self._load_tokenizer(transformers)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
@@ -132,15 +131,27 @@ class HFBackend(ModelBackend):
         self.max_length = self.config.max_length or getattr(self.model.config, "max_position_embeddings", None)
         self._keep_last = "logits_to_keep" in inspect.signature(self.model.forward).parameters
         self._label_ids: dict[str, int] = {}
-        path = Path(spec.model)
         commit = getattr(self.model.config, "_commit_hash", None)
-        self.revision = self.config.revision or commit or (_local_revision(path) if path.is_dir() else None)
+        self.revision = local_revision(self.files_sha256) if self.files_sha256 else self.config.revision or commit
         self._versions = {"transformers": transformers.__version__, "torch": torch.__version__}
+
+    def _locate(self, in_memory: bool) -> tuple[gguf.GGUFInfo | None, str, dict[str, str]]:
+        """(the GGUF read, where transformers loads from, the content hashes of the local files)."""
+        if in_memory:
+            return None, self.spec.model, {}
+        try:
+            info, source = gguf.transformers_source(self.spec.model)
+        except gguf.GGUFError as exc:
+            raise BackendError(f"{self.spec}: {exc}") from exc
+        if info is not None:
+            return info, source, {info.path.name: info.sha256}
+        path = Path(self.spec.model)
+        return None, source, content_digests(deciding_files(path)) if path.is_dir() else {}
 
     def _load_tokenizer(self, transformers: Any) -> Any:
         try:
             return transformers.AutoTokenizer.from_pretrained(
-                self.spec.model, revision=self.config.revision, trust_remote_code=self.config.trust_remote_code)
+                self.load_from, revision=self.config.revision, trust_remote_code=self.config.trust_remote_code)
         except (OSError, ValueError) as exc:
             raise BackendError(f"{self.spec}: cannot load the tokenizer: {exc}") from exc
 
@@ -150,15 +161,19 @@ class HFBackend(ModelBackend):
         if self.config.device_map:
             kwargs["device_map"] = self.config.device_map
         try:
-            model = transformers.AutoModelForCausalLM.from_pretrained(self.spec.model, **kwargs)
+            model = transformers.AutoModelForCausalLM.from_pretrained(self.load_from, **kwargs)
         except (OSError, ValueError) as exc:
             raise BackendError(f"{self.spec}: cannot load the model: {exc}") from exc
         return model if self.config.device_map else model.to(self.device)
 
     def settings(self) -> dict[str, Any]:
+        """Besides the run settings: ``weights_sha256`` (weight file name -> sha256 of its bytes, for
+        local weights), the GGUF's quant type and tensor types, and the hash of the chat template used."""
+        weights = {name: h for name, h in self.files_sha256.items() if Path(name).suffix in WEIGHT_SUFFIXES}
         return {"backend": "hf", "model": self.spec.model, "revision": self.revision, "dtype": self.dtype,
                 "device": self.config.device_map or self.device.split(":")[0], "chat_template": self.chat,
-                "chat_template_sha256": hashlib.sha256(self.tokenizer.chat_template.encode()).hexdigest() if self.chat else None,
+                "chat_template_sha256": template_sha256(self.tokenizer, self.chat),
+                "weights_sha256": weights or None, **(self.gguf.settings() if self.gguf else {}),
                 "trust_remote_code": self.config.trust_remote_code, "max_length": self.max_length, **self._versions}
 
     def render(self, prompt: PromptLike) -> str:

@@ -60,6 +60,18 @@ class JsonClient:
         with self._lock:
             self.counters[name] += 1
 
+    def get_once(self, path: str, timeout_s: float) -> dict[str, Any]:
+        """One GET without retries or counting (a side question such as ``/models``, not the work)."""
+        url = f"{self.base_url}{path}"
+        try:
+            request = urllib.request.Request(url, headers=self._headers, method="GET")
+            with urllib.request.urlopen(request, timeout=timeout_s) as response:
+                return json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as exc:
+            raise EndpointError(f"GET {url} failed: HTTP {exc.code}") from exc
+        except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as exc:
+            raise EndpointError(f"GET {url} failed: {type(exc).__name__}: {getattr(exc, 'reason', exc)}") from exc
+
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         url = f"{self.base_url}{path}"
         data = json.dumps(body).encode("utf-8")

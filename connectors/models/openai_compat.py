@@ -8,7 +8,14 @@ and reports log-probs at its end. Two ways, both one request per item:
   outside it is an error on that item (servers cap N: OpenAI at 5, vLLM at 20 by default).
 - ``label_method="echo"``: send the K prompts ``text + label`` with ``echo=True`` and read each
   label's own prompt log-prob (as lm-eval's ``local-completions`` does). Exact whatever the rank,
-  at K prompts' worth of prompt tokens per item (a server with prefix caching pays ~one).
+  at K prompts' worth of prompt tokens per item (a server with prefix caching pays ~one). The K
+  prompts go as one list in one request, or, with ``prompt_lists=False``, one request each:
+  llama.cpp's server (llama-cpp-python) reads a list ``prompt`` as token ids and answers HTTP 500.
+
+What the endpoint says it serves (its ``/models`` entry for the spec's model, or its only entry:
+llama.cpp serves its one model whatever a request names) is part of the settings, so answers from
+another served model never share a cache key. ``tokenizer`` may name a GGUF (llama.cpp serves
+those): its tokenizer and chat template are read from the de-quantised copy the hf backend uses.
 
 A **chat**-only endpoint (``endpoint="chat"``) generates but cannot return log-probs of a prompt
 position, so ``choice_logprobs`` refuses with a message saying so. The key is read from the
@@ -24,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from connectors.models import gguf
 from connectors.models.base import (
     GREEDY,
     CapabilityError,
@@ -37,10 +45,13 @@ from connectors.models.base import (
     settings_from,
 )
 from connectors.models.http_client import EndpointError, JsonClient, RetryPolicy, map_bounded
-from connectors.models.render import render_prompt, uses_chat_template
+from connectors.models.render import render_prompt, template_sha256, uses_chat_template
 from connectors.models.spec import ModelSpec
 
 ENDPOINTS = ("completions", "chat")
+# The fields of a /models entry that say what is served; others (vLLM's ``created``, its permission
+# ids) change at every server start and would make every restart a new cache key.
+MODEL_FIELDS = ("id", "root", "parent", "owned_by", "max_model_len")
 LABEL_METHODS = ("top_logprobs", "echo")
 
 
@@ -57,6 +68,7 @@ class OpenAISettings:
     tokenizer: str | None = None
     chat_template: str = "auto"
     seed: int | None = 0
+    prompt_lists: bool = True
     api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 60.0
     max_retries: int = 4
@@ -82,10 +94,21 @@ class OpenAIBackend(ModelBackend):
         if self.config.tokenizer:
             from transformers import AutoTokenizer
 
-            self.tokenizer = AutoTokenizer.from_pretrained(self.config.tokenizer)
+            self.tokenizer = AutoTokenizer.from_pretrained(gguf.transformers_source(self.config.tokenizer)[1])
         self.chat = uses_chat_template(self.tokenizer, self.config.chat_template, str(spec)) if self.tokenizer else False
         policy = RetryPolicy(self.config.timeout_s, self.config.max_retries, self.config.backoff_s, self.config.max_backoff_s)
         self.client = JsonClient(spec.base_url or "", os.environ.get(self.config.api_key_env), policy, self.counters)
+        self.served_model = self._served_model()
+
+    def _served_model(self) -> dict[str, Any] | None:
+        """The endpoint's ``/models`` entry for this model (None when it does not answer or lists neither)."""
+        try:
+            listing = self.client.get_once("/models", min(self.config.timeout_s, 10.0))
+        except EndpointError:
+            return None
+        entries = [e for e in listing.get("data") or [] if isinstance(e, dict)] if isinstance(listing, dict) else []
+        match = [e for e in entries if e.get("id") == self.spec.model] or (entries if len(entries) == 1 else [])
+        return {k: match[0][k] for k in MODEL_FIELDS if k in match[0]} if match else None
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.spec})"
@@ -94,9 +117,13 @@ class OpenAIBackend(ModelBackend):
         out: dict[str, Any] = {"backend": "openai", "base_url": self.spec.base_url, "model": self.spec.model,
                                "revision": self.config.revision, "endpoint": self.config.endpoint,
                                "label_method": self.config.label_method, "chat_template": self.chat,
-                               "tokenizer": self.config.tokenizer, "seed": self.config.seed}
+                               "tokenizer": self.config.tokenizer, "seed": self.config.seed,
+                               "chat_template_sha256": template_sha256(self.tokenizer, self.chat),
+                               "served_model": self.served_model}
         if self.config.label_method == "top_logprobs":
             out["top_logprobs"] = self.config.top_logprobs
+        else:
+            out["prompt_lists"] = self.config.prompt_lists
         return out
 
     def _messages(self, prompt: PromptLike) -> list[dict[str, str]]:
@@ -145,9 +172,12 @@ class OpenAIBackend(ModelBackend):
         return [float(top[s]) for s in strings]
 
     def _score_echo(self, text: str, strings: list[str]) -> list[float] | str:
-        body = {**self._base_body(), "prompt": [text + s for s in strings], "max_tokens": 1, "logprobs": 1, "echo": True}
-        response = self.client.post("/completions", body)
-        choices = sorted(response["choices"], key=lambda c: c["index"])
+        body = {**self._base_body(), "max_tokens": 1, "logprobs": 1, "echo": True}
+        if self.config.prompt_lists:
+            response = self.client.post("/completions", {**body, "prompt": [text + s for s in strings]})
+            choices = sorted(response["choices"], key=lambda c: c["index"])
+        else:
+            choices = [self.client.post("/completions", {**body, "prompt": text + s})["choices"][0] for s in strings]
         values = []
         for label, choice in zip(strings, choices):
             lp = choice["logprobs"]

@@ -13,6 +13,7 @@ splits one is an error naming the model and the label.
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,12 @@ def uses_chat_template(tokenizer: Any, mode: str, model: str) -> bool:
     if mode == "always" and not has:
         raise ValueError(f"{model}: chat_template='always' but the tokenizer has no chat template")
     return has and mode != "never"
+
+
+def template_sha256(tokenizer: Any, chat: bool) -> str | None:
+    """The sha256 of the chat template the prompts go through (None when none is applied): the
+    manifest and the cache key name the template, not only whether there was one."""
+    return hashlib.sha256(tokenizer.chat_template.encode()).hexdigest() if chat else None
 
 
 def render_prompt(prompt: PromptLike, tokenizer: Any = None, chat: bool = False) -> str:

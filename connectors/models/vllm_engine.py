@@ -19,6 +19,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from connectors.models.base import (
@@ -33,8 +34,9 @@ from connectors.models.base import (
     check_params,
     settings_from,
 )
-from connectors.models.render import label_token_ids, render_prompt, uses_chat_template
+from connectors.models.render import label_token_ids, render_prompt, template_sha256, uses_chat_template
 from connectors.models.spec import ModelSpec
+from connectors.models.weights import content_digests, deciding_files, local_revision
 
 
 @dataclass(frozen=True)
@@ -76,9 +78,13 @@ class VLLMBackend(ModelBackend):
         self.tokenizer = self.llm.get_tokenizer()
         self.chat = uses_chat_template(self.tokenizer, self.config.chat_template, str(spec))
         self._versions = {"vllm": vllm.__version__}
+        folder = Path(spec.model)
+        # a local folder's revision is its files' content, as for the hf backend (weights saved over old ones are new)
+        self.revision = local_revision(content_digests(deciding_files(folder))) if folder.is_dir() else self.config.revision
 
     def settings(self) -> dict[str, Any]:
-        return {"backend": "vllm", "model": self.spec.model, **dataclasses.asdict(self.config), "chat_template": self.chat,
+        return {"backend": "vllm", "model": self.spec.model, **dataclasses.asdict(self.config), "revision": self.revision,
+                "chat_template": self.chat, "chat_template_sha256": template_sha256(self.tokenizer, self.chat),
                 "label_method": self.label_method, **self._versions,
                 "note": "vLLM log-probs vary slightly with batch composition; compare with a tolerance"}
 

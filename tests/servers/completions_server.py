@@ -4,13 +4,16 @@ Written independently of ``connectors.models.hf`` (its own tokenization and forw
 unpadded sequence at a time), so agreement between the ``openai`` and ``hf`` backends is a
 check of both. It speaks the legacy completions protocol: ``prompt`` (a string or a list),
 ``max_tokens``, ``logprobs`` (top-N per position), ``echo`` (prompt tokens and their log-probs),
-``stop``; greedy decoding. ``requests`` counts requests per path; ``fail_with`` makes the next
-requests answer with the given HTTP statuses (to test retries).
+``stop``; greedy decoding; ``GET /v1/models`` lists the one model, with a ``created`` stamp that
+changes at every start as vLLM's does. ``requests`` counts completions requests per path and
+``listings`` the model listings; ``fail_with`` makes the next completions requests answer with
+the given HTTP statuses (to test retries).
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -26,6 +29,8 @@ class CompletionsServer:
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
         self.model_name = model_name
         self.requests: Counter[str] = Counter()
+        self.listings = 0
+        self.started = time.time_ns()
         self.fail_with: list[int] = []
         self._lock = threading.Lock()
         self._forward_lock = threading.Lock()
@@ -109,6 +114,15 @@ class CompletionsServer:
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def do_GET(self) -> None:  # http.server's name for the GET handler
+                if self.path != "/v1/models":
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                with server._lock:
+                    server.listings += 1
+                self._send(200, {"object": "list", "data": [{"id": server.model_name, "object": "model",
+                                                              "created": server.started, "owned_by": "benchaudit-tests"}]})
 
             def do_POST(self) -> None:  # http.server's name for the POST handler
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")

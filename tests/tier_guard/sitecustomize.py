@@ -10,7 +10,7 @@ import importlib.abc
 import os
 import sys
 
-MARKER_OF = {"ray": "ray", "torch": "models", "transformers": "models", "vllm": "models", "playwright": "browser",
+MARKER_OF = {"ray": "ray", "torch": "models", "transformers": "models", "vllm": "models", "llama_cpp": "models", "playwright": "browser",
              "moto": "s3", "s3fs": "s3"}
 
 

@@ -10,7 +10,7 @@ from connectors.models.base import GenerationParams
 from connectors.models.cache import ResponseCache
 from connectors.models.registry import build_backend, open_backend
 from tests.servers.completions_server import CompletionsServer
-from tests.servers.tiny_lm import shared_tiny_lm
+from tests.servers.tiny_lm import build_model, build_tiny_lm, shared_tiny_lm
 
 pytestmark = pytest.mark.models  # builds transformers models (torch)
 
@@ -32,6 +32,29 @@ def test_rerun_through_the_cache_makes_zero_forward_passes(tmp_path):
     more = open_backend(spec, {"batch_size": 2}, cache_root=str(tmp_path))
     more.choice_logprobs([*PROMPTS, Prompt("Question: what?\nA. x\nB. y", None, "Answer:")], [*LABELS, ["A", "B"]])
     assert more.counters["forward_passes"] == 1 and more.counters["hits"] == 5 and more.counters["misses"] == 1
+
+
+def test_weights_saved_over_the_old_ones_get_fresh_answers_not_the_cached_ones(tmp_path, monkeypatch):
+    """A fine-tuned checkpoint written over the old file (same name, same size, same inode) is another model."""
+    monkeypatch.setenv("BENCHAUDIT_MODEL_CACHE", str(tmp_path / "model-cache"))
+    model_dir = build_tiny_lm(tmp_path / "model", seed=0)
+    spec, cache_root = f"hf:{model_dir}", str(tmp_path / "responses")
+    old = open_backend(spec, cache_root=cache_root).choice_logprobs(PROMPTS, LABELS)
+    weights = model_dir / "model.safetensors"
+    before = weights.stat()
+    build_model(len(build_backend(spec).tokenizer), seed=1).save_pretrained(tmp_path / "tuned")
+    tuned = (tmp_path / "tuned" / "model.safetensors").read_bytes()
+    assert len(tuned) == before.st_size
+    with open(weights, "r+b") as fh:  # in place: the same file, only its bytes differ
+        fh.write(tuned)
+    assert weights.stat().st_ino == before.st_ino and weights.stat().st_size == before.st_size
+    rerun = open_backend(spec, cache_root=cache_root)
+    new = rerun.choice_logprobs(PROMPTS, LABELS)
+    assert rerun.counters["hits"] == 0 and rerun.counters["forward_passes"] > 0 and not any(s.cached for s in new)
+    assert all(a.logprobs != b.logprobs for a, b in zip(old, new))
+    again = open_backend(spec, cache_root=cache_root)  # the new weights' answers are cached in their turn
+    assert [s.logprobs for s in again.choice_logprobs(PROMPTS, LABELS)] == [s.logprobs for s in new]
+    assert again.counters["hits"] == len(PROMPTS) and again.counters["forward_passes"] == 0
 
 
 def test_rerun_against_the_server_makes_zero_http_requests(tmp_path):

@@ -131,3 +131,14 @@ def test_greedy_generation_is_deterministic_and_counts_tokens(backend):
     again = backend.generate(QUESTIONS[::-1], params)[::-1]
     for a, b in zip(first, again):
         assert a.text == b.text and a.error is None and 0 < a.completion_tokens <= 12 and a.prompt_tokens > 0
+
+
+def test_a_folder_with_two_ggufs_is_an_error_naming_them(tmp_path):
+    from connectors.models import BackendError, build_backend
+
+    for name in ("a.Q4_0.gguf", "b.Q8_0.gguf"):
+        (tmp_path / name).write_bytes(b"GGUF")
+    with pytest.raises(BackendError, match=rf"hf:{tmp_path}: {tmp_path} holds 2 GGUF files \(a.Q4_0.gguf, b.Q8_0.gguf\); name one"):
+        build_backend(f"hf:{tmp_path}")
+    with pytest.raises(BackendError, match=r"a.Q4_0.gguf: not a readable GGUF file"):
+        build_backend(f"hf:{tmp_path}/a.Q4_0.gguf")

@@ -33,16 +33,29 @@ def hf_scores():
     return build_backend(f"hf:{shared_tiny_lm()}", {"batch_size": 2}).choice_logprobs(QUESTIONS, LABELS)
 
 
-@pytest.mark.parametrize("settings", [{"label_method": "echo"}, {"label_method": "top_logprobs", "top_logprobs": 1000}])
-def test_label_logprobs_agree_with_the_hf_backend_within_1e4(server, hf_scores, settings):
+@pytest.mark.parametrize("settings, requests", [({"label_method": "echo"}, 3), ({"label_method": "echo", "prompt_lists": False}, 9),
+                                               ({"label_method": "top_logprobs", "top_logprobs": 1000}, 3)])
+def test_label_logprobs_agree_with_the_hf_backend_within_1e4(server, hf_scores, settings, requests):
     backend = build_backend(f"openai:{server.base_url}#tiny", {**settings, "concurrency": 3})
     before = sum(server.requests.values())
     scores = backend.choice_logprobs(QUESTIONS, LABELS)
-    assert sum(server.requests.values()) - before == len(QUESTIONS)  # one request per item
+    assert sum(server.requests.values()) - before == requests  # one per item, or one per label without prompt lists
     for a, b in zip(hf_scores, scores):
         assert b.error is None
         assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
         assert b.label_mass == pytest.approx(a.label_mass, rel=1e-3)
+
+
+def test_settings_record_what_the_endpoint_serves_and_not_its_start_time(server):
+    spec = f"openai:{server.base_url}#tiny"
+    listings = server.listings
+    settings = build_backend(spec).settings()
+    assert settings["served_model"] == {"id": "tiny", "owned_by": "benchaudit-tests"} and server.listings == listings + 1
+    with CompletionsServer(str(shared_tiny_lm()), model_name="tiny") as restarted:  # another start, another "created"
+        assert restarted.started != server.started
+        again = build_backend(f"openai:{restarted.base_url}#tiny").settings()
+    assert again["served_model"] == settings["served_model"]
+    assert build_backend("openai:http://127.0.0.1:9/v1#m", {"timeout_s": 1}).settings()["served_model"] is None
 
 
 def test_label_outside_the_top_n_is_an_item_error_pointing_to_echo(server, hf_scores):
