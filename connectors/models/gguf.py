@@ -89,6 +89,11 @@ def prepare(path: Path, cache_root: Path | None = None) -> tuple[GGUFInfo, Path]
     return info, dequantise(info, folder)
 
 
+def is_prepared(path: Path, cache_root: Path | None = None) -> bool:
+    """Whether ``prepare(path)`` would find its de-quantised copy ready (and so take seconds, not a minute)."""
+    return (dequantised_dir(file_sha256(path), cache_root) / "source.json").is_file()
+
+
 def read_info(path: Path, sha256: str) -> GGUFInfo:
     """Header fields and tensor types, read with the ``gguf`` package (no tensor data is loaded)."""
     import gguf

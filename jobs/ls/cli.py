@@ -9,14 +9,15 @@ from jobs.common.config import Flag, JobConfig
 from jobs.common.flags import Command
 
 LIST = "list"
-Section = Literal["all", "jobs", "presets", "perturbations", "backends", "profiles"]
+Section = Literal["all", "jobs", "presets", "perturbations", "backends", "profiles", "models"]
 
 
 class LsConfig(JobConfig):
     """Which names to list, and how."""
 
     what: Annotated[Section, Flag(LIST, positional=True)] = Field(
-        "all", description="jobs, presets (benchmark and corpus), perturbations, backends or profiles (geo lexicon)")
+        "all", description="jobs, presets (benchmark and corpus), perturbations, backends, profiles (geo lexicon) or models "
+                           "(model fixtures benchaudit models fetch installs)")
     as_json: Annotated[bool, Flag(LIST, name="--json")] = Field(False, description="print JSON instead of tables")
 
 

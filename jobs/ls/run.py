@@ -13,6 +13,7 @@ def sections() -> dict[str, list[dict[str, str]]]:
     from audit.landscape.choices import PERTURBATION_NOTES
     from connectors.benchmarks.presets import PRESETS as BENCHMARK_PRESETS
     from connectors.captions.presets import PRESETS as CORPUS_PRESETS
+    from connectors.models.fetch import FIXTURES
     from connectors.models.spec import BACKEND_FORMS
     from jobs.common.registry import JOBS, OPERATIONS
 
@@ -25,6 +26,8 @@ def sections() -> dict[str, list[dict[str, str]]]:
         "perturbations": [{"name": name, "about": note} for name, note in PERTURBATION_NOTES.items()],
         "backends": [{"name": name, "spec": form, "about": about} for name, (form, about) in BACKEND_FORMS.items()],
         "profiles": [{"name": name, "about": note} for name, note in PROFILE_NOTES.items()],
+        "models": [{"name": name, "spec": f"hf:$(benchaudit models fetch {name})", "licence": f.license, "about": f.about}
+                   for name, f in FIXTURES.items()],
     }
 
 

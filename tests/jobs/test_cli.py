@@ -18,7 +18,7 @@ from jobs.common.flags import leaf_parser, make_config, resolve, walk
 from jobs.common.registry import COMMANDS
 
 SCANNING = {"geo", "conventions", "scorers", "docs"}  # jobs that read inputs row by row: --limit applies
-PRINTING_ONLY = {("ls",), ("validate",)}  # they write no file: what they find goes to the terminal
+PRINTING_ONLY = {("ls",), ("validate",), ("models", "fetch")}  # they write no file: what they find goes to the terminal
 PATHS = {tuple(c.name for c in path): path for path in walk(COMMANDS)}
 
 
