@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from audit.stats.choices import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
+from connectors.runs.paths import input_name, safe_name
 
 if TYPE_CHECKING:
     from audit.stats.bootstrap import BootstrapConfig
@@ -67,6 +68,12 @@ def option_name(model: type[BaseModel], field: str) -> str:
 
 class ConfigError(ValueError):
     """Invalid options; the message names the flag."""
+
+
+# Names that become paths (see ``connectors.runs.paths``), checked where they are declared so the
+# error names the flag or YAML field before any run directory exists.
+PathName = Annotated[str, AfterValidator(lambda v: safe_name(v))]  # a path segment as it is: run ids, audit ids
+InputName = Annotated[str, AfterValidator(lambda v: input_name(v))]  # a label, a path only percent-encoded
 
 
 def describe_validation(model: type[BaseModel], exc: ValidationError) -> str:
@@ -169,8 +176,8 @@ class RunOptions(JobConfig):
 
     out: Annotated[str, Flag(RUNNING, metavar="ROOT")] = Field(
         "runs", description="root of run directories: <out>/<job>/<run-id>/ (local path or fsspec URL)")
-    run_id: Annotated[str | None, Flag(RUNNING, default_text="UTC time to the millisecond + a random suffix")] = Field(
-        None, description="run id")
+    run_id: Annotated[PathName | None, Flag(RUNNING, default_text="UTC time to the millisecond + a random suffix")] = Field(
+        None, description="run id: letters, digits, '.', '_' and '-', starting with a letter or digit")
     resume: Annotated[bool, Flag(RUNNING)] = Field(
         False, description="continue the unfinished run --run-id (or the latest one); finished shards are not rerun")
     address: Annotated[str | None, Flag(RUNNING, default_text="start a local Ray")] = Field(

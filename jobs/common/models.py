@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from connectors.models.spec import ModelSpecError, parse_model_spec
+from connectors.runs.paths import input_name
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -66,8 +67,11 @@ class ModelConfig(BaseModel):
 
     @model_validator(mode="after")
     def _named(self) -> ModelConfig:
+        """The name defaults to one taken from the spec; either way it is an input name (it names a folder,
+        ``data/scores/model=<name>/``: see ``connectors.runs.paths``)."""
         if not self.name:
             object.__setattr__(self, "name", default_model_name(self.spec))
+        input_name(self.name, "model name")
         return self
 
     def stage(self) -> ModelStage:

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from connectors.runs.paths import safe_name
 from jobs.common.config import ConfigError, Flag, JobConfig, describe_validation
 
 PLAN = "plan"
@@ -36,8 +37,7 @@ class AuditSpec(_Strict):
     def _named(self) -> AuditSpec:
         if not self.id:
             object.__setattr__(self, "id", self.job.replace(" ", "-"))
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.id):
-            raise ValueError(f"audit id {self.id!r}: letters, digits, '.', '_' and '-' only (it names files)")
+        safe_name(self.id, "audit id")  # it names files: fingerprints/<id>.files.parquet
         return self
 
     @property
