@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from audit.stats.choices import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
-from connectors.runs.paths import input_name, safe_name
 
 if TYPE_CHECKING:
     from audit.stats.bootstrap import BootstrapConfig
@@ -70,10 +69,22 @@ class ConfigError(ValueError):
     """Invalid options; the message names the flag."""
 
 
+def _path_name(value: str) -> str:
+    from connectors.runs.paths import safe_name  # when a value is validated, never while flags are parsed
+
+    return safe_name(value)
+
+
+def _input_name(value: str) -> str:
+    from connectors.runs.paths import input_name
+
+    return input_name(value)
+
+
 # Names that become paths (see ``connectors.runs.paths``), checked where they are declared so the
 # error names the flag or YAML field before any run directory exists.
-PathName = Annotated[str, AfterValidator(lambda v: safe_name(v))]  # a path segment as it is: run ids, audit ids
-InputName = Annotated[str, AfterValidator(lambda v: input_name(v))]  # a label, a path only percent-encoded
+PathName = Annotated[str, AfterValidator(_path_name)]  # a path segment as it is: run ids, submission ids
+InputName = Annotated[str, AfterValidator(_input_name)]  # a label; a path only percent-encoded
 
 
 def describe_validation(model: type[BaseModel], exc: ValidationError) -> str:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from connectors.models.spec import ModelSpecError, parse_model_spec
-from connectors.runs.paths import input_name
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -69,6 +68,8 @@ class ModelConfig(BaseModel):
     def _named(self) -> ModelConfig:
         """The name defaults to one taken from the spec; either way it is an input name (it names a folder,
         ``data/scores/model=<name>/``: see ``connectors.runs.paths``)."""
+        from connectors.runs.paths import input_name  # when a value is validated, never while flags are parsed
+
         if not self.name:
             object.__setattr__(self, "name", default_model_name(self.spec))
         input_name(self.name, "model name")

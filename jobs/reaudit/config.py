@@ -6,7 +6,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from connectors.runs.paths import safe_name
 from jobs.common.config import ConfigError, Flag, JobConfig, describe_validation
 
 PLAN = "plan"
@@ -37,6 +36,8 @@ class AuditSpec(_Strict):
     def _named(self) -> AuditSpec:
         if not self.id:
             object.__setattr__(self, "id", self.job.replace(" ", "-"))
+        from connectors.runs.paths import safe_name  # when a plan is read, never while flags are parsed
+
         safe_name(self.id, "audit id")  # it names files: fingerprints/<id>.files.parquet
         return self
 

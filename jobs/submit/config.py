@@ -18,7 +18,6 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
-from connectors.runs.paths import safe_name
 from jobs.common.config import ConfigError, Flag, JobConfig, RunOptions, flag_of
 
 SUBMIT = "submission (Ray Jobs API)"
@@ -100,6 +99,8 @@ def submission_id(template: str, job: str, argv: list[str], now: datetime | None
 
 
 def _render(template: str, job: str, argv: list[str], now: datetime) -> str:
+    from connectors.runs.paths import safe_name  # when a value is validated, never while flags are parsed
+
     year, week, _ = now.isocalendar()
     digest = hashlib.sha256("\0".join(argv).encode()).hexdigest()[:10]
     try:
