@@ -6,8 +6,26 @@ import io
 import json
 import math
 import re
+import subprocess
 import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
+
+
+@contextmanager
+def small_disk(mount: Path, size: str) -> Iterator[Path]:
+    """A real filesystem of ``size`` (a tmpfs, e.g. ``"120k"``) at ``mount``, for disk-full tests; the test
+    is skipped where it cannot be mounted (that needs root)."""
+    mount.mkdir(parents=True, exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)
 
 
 def write_tar(path, samples: list[tuple[str, bytes | None, dict | None]]) -> None:

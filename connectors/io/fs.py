@@ -5,6 +5,7 @@ come from the usual environment of those libraries, never from benchaudit's conf
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 from dataclasses import dataclass
@@ -113,24 +114,36 @@ def expand(spec: str | list[str], extensions: tuple[str, ...]) -> list[FileRef]:
     specs = [spec] if isinstance(spec, str) else list(spec)
     found: dict[str, FileRef] = {}
     for item in specs:
-        fs, path = url_to_fs(item)
-        if fs.isdir(path):
-            paths = [p for p in fs.find(path) if p.lower().endswith(extensions)]
-        elif fs.exists(path):
-            paths = [path]
-        elif any(ch in path for ch in _GLOB_CHARS):
-            paths = fs.glob(path)
-        else:
-            raise FileNotFoundError(f"input not found: {item}")
-        for p in sorted(paths):
-            info = fs.info(p)
-            if info.get("type") == "directory":
-                continue
-            stamp = str(info.get("mtime") or info.get("LastModified") or info.get("etag") or info.get("updated") or "")
-            found[p] = FileRef(url=_protocol_url(fs, p), size=int(info.get("size") or 0), stamp=stamp)
-        if not paths:
-            raise FileNotFoundError(f"no input files match {item} (extensions {', '.join(extensions)})")
+        try:
+            refs = _expand_one(item, extensions)
+        except PermissionError as exc:  # an object store's "Forbidden" names nothing: say which input it refused
+            reason = " ".join(str(exc.strerror or exc).split()) or type(exc).__name__
+            hint = "; check the store's credentials" if "://" in item else ""
+            raise PermissionError(errno.EACCES, f"access refused ({reason}){hint}", item) from None
+        found.update(refs)
     return [found[p] for p in sorted(found)]
+
+
+def _expand_one(item: str, extensions: tuple[str, ...]) -> dict[str, FileRef]:
+    fs, path = url_to_fs(item)
+    if fs.isdir(path):
+        paths = [p for p in fs.find(path) if p.lower().endswith(extensions)]
+    elif fs.exists(path):
+        paths = [path]
+    elif any(ch in path for ch in _GLOB_CHARS):
+        paths = fs.glob(path)
+    else:
+        raise FileNotFoundError(f"input not found: {item}")
+    found = {}
+    for p in sorted(paths):
+        info = fs.info(p)
+        if info.get("type") == "directory":
+            continue
+        stamp = str(info.get("mtime") or info.get("LastModified") or info.get("etag") or info.get("updated") or "")
+        found[p] = FileRef(url=_protocol_url(fs, p), size=int(info.get("size") or 0), stamp=stamp)
+    if not paths:
+        raise FileNotFoundError(f"no input files match {item} (extensions {', '.join(extensions)})")
+    return found
 
 
 def fingerprint(files: list[FileRef]) -> str:

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import fsspec
 from fsspec.core import url_to_fs
+
+log = logging.getLogger(__name__)
 
 
 def read_run_summary(run: str, job: str) -> dict:
@@ -42,15 +45,22 @@ def read_run_dirs(root: str) -> list:
             if run_id.startswith(".") or not fs.exists(f"{run_dir}/_SUCCESS"):
                 continue
             try:
-                manifest = json.loads(fs.cat_file(f"{run_dir}/manifest.json"))
-                summary = json.loads(fs.cat_file(f"{run_dir}/summary.json")) if fs.exists(f"{run_dir}/summary.json") else {}
-            except (OSError, ValueError):
-                continue
-            out.append(RunEntry(run_id=run_id, job=manifest.get("job", name), status="complete", path=run_dir,
-                                started_at=manifest.get("started_at"), finished_at=manifest.get("finished_at"),
-                                config_hash=manifest.get("config_hash"), inputs=manifest.get("inputs") or {},
-                                headline=summary.get("headline") or []))
+                manifest = _object(json.loads(fs.cat_file(f"{run_dir}/manifest.json")), "manifest.json")
+                summary = (_object(json.loads(fs.cat_file(f"{run_dir}/summary.json")), "summary.json")
+                           if fs.exists(f"{run_dir}/summary.json") else {})
+                out.append(RunEntry(run_id=run_id, job=manifest.get("job", name), status="complete", path=run_dir,
+                                    started_at=manifest.get("started_at"), finished_at=manifest.get("finished_at"),
+                                    config_hash=manifest.get("config_hash"), inputs=manifest.get("inputs") or {},
+                                    headline=summary.get("headline") or []))
+            except (OSError, ValueError) as exc:  # a run directory edited by hand: left out, never fatal
+                log.warning("runs: skipping %s (%s)", run_dir, " ".join(str(exc).split()))
     return out
+
+
+def _object(data: object, name: str) -> dict:
+    if not isinstance(data, dict):
+        raise ValueError(f"{name} is not a JSON object")
+    return data
 
 
 def list_all_runs(root: str) -> list:

@@ -7,13 +7,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
+from connectors.runs.output import make_dirs, naming_output
+
 
 class ShardRecordWriter:
     """Stream record batches of one shard to ``url``; ``close`` moves the file into place.
 
     Written under a temporary name first, so a shard that fails half way leaves no records file
     that ``--resume`` or a reader could mistake for a finished one. Nothing is written for a shard
-    with no records.
+    with no records. A failed write (a full disk) is raised naming ``url``.
     """
 
     def __init__(self, url: str, schema: pa.Schema):
@@ -27,27 +29,38 @@ class ShardRecordWriter:
     def write(self, table: pa.Table | None) -> None:
         if table is None or table.num_rows == 0:
             return
-        self._open().write_table(table)
+        with naming_output(self.url):
+            self._open().write_table(table)
 
     def write_empty(self) -> None:
         """Make the file exist with no rows (a small table whose columns a reader still needs)."""
-        self._open()
+        with naming_output(self.url):
+            self._open()
 
     def _open(self) -> pq.ParquetWriter:
         if self._writer is None:
-            self.fs.makedirs(posixpath.dirname(self.path), exist_ok=True)
+            make_dirs(self.fs, posixpath.dirname(self.path))
             self._handle = self.fs.open(self.tmp, "wb")
             self._writer = pq.ParquetWriter(self._handle, self.schema, compression="zstd")
         return self._writer
 
     def close(self) -> None:
         if self._writer is not None:
-            self._writer.close()
-            self._handle.close()
-            self.fs.mv(self.tmp, self.path)
+            with naming_output(self.url):
+                self._writer.close()
+                self._handle.close()
+                self.fs.mv(self.tmp, self.path)
 
     def abort(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._handle.close()
+        """Drop the temporary; a close that fails again (the disk is still full) must not hide the
+        error that made the shard abort."""
+        if self._handle is None:
+            return
+        closers = [self._writer.close] if self._writer is not None else []
+        for close in (*closers, self._handle.close):
+            try:
+                close()
+            except OSError:
+                pass
+        if self.fs.exists(self.tmp):
             self.fs.rm(self.tmp)

@@ -19,6 +19,11 @@ second must get two runs, never one shared folder. Why a lock: a second process 
 aimed at a live run, a retried scheduler) must never write into a run another process owns. The
 lock file is created with an exclusive create, holds the owner's PID and host, and is taken over
 only when that process is gone (same host, PID no longer alive).
+
+Nothing is written outside ``<out>``: the job and the run id must be path names
+(``connectors.runs.paths.safe_name``), every path is joined by ``join_under``, an object store's
+bucket must already exist (``connectors.runs.output.check_run_root``; it is never created), and a
+failed write names the file it was writing.
 """
 from __future__ import annotations
 
@@ -37,6 +42,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
+from connectors.runs.output import check_run_root, is_local, make_dirs, naming_output
+from connectors.runs.paths import join_under as join
+from connectors.runs.paths import safe_name
+
 CONFIG_FILE = "_config.json"
 SUCCESS = "_SUCCESS"
 LOCK_FILE = "_LOCK"
@@ -53,20 +62,10 @@ def new_run_id() -> str:
     return f"{now:%Y%m%dT%H%M%S}.{now.microsecond // 1000:03d}Z-{secrets.token_hex(3)}"
 
 
-def join(base: str, *parts: str) -> str:
-    return posixpath.join(base.rstrip("/"), *parts) if "://" in base else "/".join([base.rstrip("/"), *parts])
-
-
 def _prepare(url: str):
     fs, path = url_to_fs(url)
-    fs.makedirs(posixpath.dirname(path), exist_ok=True)
+    make_dirs(fs, posixpath.dirname(path))
     return fs, path
-
-
-def is_local(fs) -> bool:
-    """Whether ``fs`` is the local filesystem (where a rename is atomic), not an object store."""
-    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
-    return protocol in ("file", "local")
 
 
 def work_dir(out: str, job: str, run_id: str) -> str:
@@ -88,7 +87,13 @@ def _atomic_write(url: str, mode: str, write) -> None:
 
     On an object store: the content is built in memory and stored by one PUT (the store keeps an
     object whole or not at all; a streamed upload would store what it had when the writer failed).
+    A failure is raised naming ``url`` (``connectors.runs.output.naming_output``).
     """
+    with naming_output(url):
+        _write_whole(url, mode, write)
+
+
+def _write_whole(url: str, mode: str, write) -> None:
     fs, path = _prepare(url)
     if not is_local(fs):
         buffer = io.BytesIO()
@@ -162,6 +167,10 @@ class RunDir:
     def __init__(self, out: str, job: str, run_id: str | None, config: dict, config_hash: str, resume: bool):
         if "://" not in out:
             out = os.path.abspath(out)  # workers may not share the driver's working directory
+        safe_name(job, "job")
+        if run_id is not None:
+            safe_name(run_id, "--run-id")
+        check_run_root(out)
         self.fs, _ = url_to_fs(out)
         self.local = is_local(self.fs)  # else an object store: no rename, the marker is written last
         self.job_dir = join(out, job)
@@ -175,10 +184,9 @@ class RunDir:
         exists = self.fs.exists(url_to_fs(self.partial)[1])
         if exists and not resume:
             raise RunDirError(f"an unfinished run is at {self.partial}; pass --resume to continue it or choose another --run-id")
-        if not exists:
-            self.fs.makedirs(url_to_fs(self.partial)[1], exist_ok=True)
-        self._lock()
+        self.resumed = exists
         if exists:
+            self._lock()
             saved = read_json(self.path(CONFIG_FILE))
             if saved.get("config_hash") != config_hash:
                 self.release()
@@ -186,9 +194,14 @@ class RunDir:
                     f"cannot resume {self.partial}: it was started with a different configuration "
                     f"(hash {saved.get('config_hash', '?')[:12]} vs {config_hash[:12]}); start a new run instead"
                 )
-        else:
+            return
+        make_dirs(self.fs, url_to_fs(self.partial)[1])
+        try:
+            self._lock()
             write_json(self.path(CONFIG_FILE), {"config_hash": config_hash, "config": config})
-        self.resumed = exists
+        except BaseException:  # a disk full here leaves no folder behind that holds nothing
+            self._remove_partial()
+            raise
 
     # -- resume -------------------------------------------------------------------------------
     def _partials(self) -> list[str]:
@@ -221,7 +234,7 @@ class RunDir:
         fs, path = url_to_fs(url)
         for _ in range(2):
             try:
-                with fs.open(path, "xb") as fh:
+                with naming_output(url), fs.open(path, "xb") as fh:
                     fh.write(json.dumps(owner).encode())
                 self._owner = owner
                 return
@@ -252,14 +265,25 @@ class RunDir:
     def path(self, *parts: str) -> str:
         return join(self.partial, *parts)
 
-    def makedirs(self, *parts: str) -> str:
-        url = self.path(*parts)
-        self.fs.makedirs(url_to_fs(url)[1], exist_ok=True)
-        return url
-
     def write_error_log(self, text: str) -> str:
         write_text(self.path(ERROR_LOG), text)
         return self.path(ERROR_LOG)
+
+    def holds_finished_work(self) -> bool:
+        """Whether the run holds work worth resuming: it was resumed, or a shard has finished."""
+        fs, shards = url_to_fs(self.path("shards"))
+        return self.resumed or (fs.exists(shards) and any(p.endswith(".json") for p in fs.ls(shards, detail=False)))
+
+    def discard(self) -> None:
+        """Remove the unfinished run: for a run that failed before doing any work (``holds_finished_work``
+        is false; Ray did not start), so it leaves no empty unfinished run behind."""
+        self.release()
+        self._remove_partial()
+
+    def _remove_partial(self) -> None:
+        fs, path = url_to_fs(self.partial)
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
 
     def _remove(self, name: str) -> None:
         fs, path = url_to_fs(self.path(name))

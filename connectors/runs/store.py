@@ -7,7 +7,9 @@ entry, so neither can lose the other's (a shared index rewritten by two writers 
 last one's view). The index *is* the listing: ``list_runs`` reads every entry. Each entry is
 written whole or not at all -- locally under a temporary name and renamed, on an object store by
 one PUT, which stores an object whole -- so a reader never meets half an entry; names starting
-with ``.`` (temporaries) are never read.
+with ``.`` (temporaries) are never read. An entry that is not what ``record_run`` writes (edited
+by hand, truncated, a JSON array, a field of the wrong type) is left out with a one-line warning
+naming its file: one odd file never hides the history.
 
 An entry is written when a run starts (``incomplete``), when it stops (``failed`` when a rerun
 would meet the same error, else ``incomplete``: ``--resume`` can finish it) and when it commits
@@ -25,7 +27,7 @@ import logging
 import os
 import posixpath
 import uuid
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -34,6 +36,8 @@ from typing import Any, Literal
 from fsspec.core import url_to_fs
 
 from connectors.runs.code_graph import module_files, module_imports
+from connectors.runs.output import is_local, make_dirs, naming_output
+from connectors.runs.paths import join_under, safe_name
 
 Status = Literal["complete", "incomplete", "failed"]
 STATUSES = ("complete", "incomplete", "failed")
@@ -63,35 +67,73 @@ class RunEntry:
     error: str | None = None  # the one-line error of a run that stopped
     resumable: bool = False
 
+    def __post_init__(self) -> None:
+        """Refuse an entry every reader could not use as it is (``runs show`` formats the headline
+        values, ``list_runs`` sorts by id and start time): a wrong type fails here, by field name."""
+        for name in ("run_id", "job", "path"):
+            _expect(name, getattr(self, name), str)
+        for name in ("started_at", "finished_at", "config_hash", "code_version", "error"):
+            _expect(name, getattr(self, name), (str, type(None)))
+        if self.status not in STATUSES:
+            raise ValueError(f"run {self.run_id}: status {self.status!r} is not one of {STATUSES}")
+        _expect("inputs", self.inputs, dict)
+        _expect("headline", self.headline, list)
+        _expect("resumable", self.resumable, bool)
+        for i, row in enumerate(self.headline):
+            _expect(f"headline[{i}]", row, dict)
+            for key in ("input", "metric"):
+                _expect(f"headline[{i}].{key}", row.get(key), str)
+            for key in ("value", "ci_low", "ci_high"):
+                _expect(f"headline[{i}].{key}", row.get(key), (int, float, type(None)))
+
     def to_json(self) -> dict:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> RunEntry:
+    def from_json(cls, data: Any) -> RunEntry:
+        """The entry ``data`` (a parsed JSON object) holds; ``ValueError`` naming what is wrong."""
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object, got {_json_kind(data)}")
         known = {f.name for f in fields(cls)}
+        missing = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING and f.name not in data]
+        if missing:
+            raise ValueError(f"missing field(s) {missing}")
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _expect(name: str, value: Any, kind: type | tuple[type, ...]) -> None:
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,))):
+        raise ValueError(f"field {name!r}: expected {_names(kind)}, got {_json_kind(value)}")
+
+
+def _names(kind: type | tuple[type, ...]) -> str:
+    words = {str: "a string", dict: "an object", list: "an array", bool: "a boolean", int: "a number", float: "a number",
+             type(None): "null"}
+    return " or ".join(dict.fromkeys(words[k] for k in (kind if isinstance(kind, tuple) else (kind,))))
 
 
 def store_of(out: str) -> str:
     """The run store of a run root (``--out``): ``<out>/_runs``."""
     out = out if "://" in out else os.path.abspath(out)
-    return _join(out, STORE_DIR)
-
-
-def _join(base: str, *parts: str) -> str:
-    return posixpath.join(base.rstrip("/"), *parts) if "://" in base else os.path.join(base, *parts)
-
-
-def _is_local(fs) -> bool:
-    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
-    return protocol in ("file", "local")
+    return join_under(out, STORE_DIR)
 
 
 def write_whole(url: str, data: bytes) -> None:
-    """Write ``data`` so a reader sees all of it or nothing: rename locally, a single PUT on object stores."""
+    """Write ``data`` so a reader sees all of it or nothing: rename locally, a single PUT on object
+    stores; a failure names ``url``."""
+    with naming_output(url):
+        _write_whole(url, data)
+
+
+def _write_whole(url: str, data: bytes) -> None:
     fs, path = url_to_fs(url)
-    fs.makedirs(posixpath.dirname(path), exist_ok=True)
-    if not _is_local(fs):
+    make_dirs(fs, posixpath.dirname(path))
+    if not is_local(fs):
         fs.pipe_file(path, data)
         return
     tmp = posixpath.join(posixpath.dirname(path), f".{posixpath.basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
@@ -107,11 +149,20 @@ def write_whole(url: str, data: bytes) -> None:
 
 def record_run(root: str, entry: RunEntry) -> str:
     """Write (or rewrite) the entry of ``entry.run_id``; returns its URL."""
-    if entry.status not in STATUSES:
-        raise ValueError(f"run {entry.run_id}: status {entry.status!r} is not one of {STATUSES}")
-    url = _join(root, ENTRIES, entry.job, f"{entry.run_id}.json")
-    write_whole(url, json.dumps(entry.to_json(), indent=1, default=str).encode("utf-8"))
-    return url
+    write_whole(entry_url(root, entry.job, entry.run_id), json.dumps(entry.to_json(), indent=1, default=str).encode("utf-8"))
+    return entry_url(root, entry.job, entry.run_id)
+
+
+def entry_url(root: str, job: str, run_id: str) -> str:
+    """Where the entry of ``run_id`` lives: ``<root>/entries/<job>/<run-id>.json`` (both path names)."""
+    return join_under(root, ENTRIES, safe_name(job, "job"), f"{safe_name(run_id, '--run-id')}.json")
+
+
+def drop_run(root: str, job: str, run_id: str) -> None:
+    """Remove the entry of a run that left nothing behind (it failed before any work)."""
+    fs, path = url_to_fs(entry_url(root, job, run_id))
+    if fs.exists(path):
+        fs.rm(path)
 
 
 def list_runs(root: str, job: str | None = None) -> list[RunEntry]:
@@ -120,19 +171,22 @@ def list_runs(root: str, job: str | None = None) -> list[RunEntry]:
     An entry that cannot be parsed (edited by hand) is left out with a warning naming it, so one
     bad file never hides the history.
     """
-    fs, base = url_to_fs(_join(root, ENTRIES, job) if job else _join(root, ENTRIES))
+    fs, base = url_to_fs(join_under(root, ENTRIES, job) if job else join_under(root, ENTRIES))
     if not fs.exists(base):
         return []
     paths = [p for p in fs.find(base) if p.endswith(".json") and not posixpath.basename(p).startswith(".")]
-    blobs = fs.cat(paths) if paths else {}
-    if isinstance(blobs, bytes):  # one path: fsspec returns its bytes, not a mapping
+    blobs = fs.cat(paths, on_error="return") if paths else {}
+    if not isinstance(blobs, dict):  # one path: fsspec returns its bytes, not a mapping
         blobs = {paths[0]: blobs}
     out = []
     for path in paths:
         try:
+            if isinstance(blobs[path], Exception):
+                raise blobs[path]
             out.append(RunEntry.from_json(json.loads(blobs[path])))
-        except (ValueError, TypeError, KeyError) as exc:
-            log.warning("run store: skipping unreadable entry %s (%s)", path, exc)
+        except (OSError, ValueError, TypeError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            where = path if is_local(fs) else fs.unstrip_protocol(path)
+            log.warning("run store: skipping unreadable entry %s (%s)", where, " ".join(str(exc).split()) or type(exc).__name__)
     return sorted(out, key=lambda e: (e.started_at or "", e.run_id))
 
 

@@ -11,7 +11,10 @@ pandas (which infers the partition as a dictionary) and pyarrow datasets (a plai
 with the file's own type, and one of them fails to merge. Jobs with named inputs partition even a
 run with one input, so a table's layout never depends on how many inputs a run had. Values are
 percent-encoded (``x/y`` is ``x%2Fy``), which all three readers decode; a value made only of
-digits loads as a number.
+digits loads as a number. The encoding leaves only letters, digits, ``_.-~`` and ``%XX`` in the
+folder name, so a value (a benchmark name, a model name read from lm-eval output) can never make it
+``..``, hold a ``/``, a backslash or NUL; an empty value or a folder name over 255 characters is
+refused, naming the value.
 
 Column names avoid SQL reserved words (``group`` breaks an unquoted DuckDB query), and ids are
 relative to the input's root (``captions.csv#120``), never a path of the machine that ran the job.
@@ -26,6 +29,8 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
+from connectors.runs.paths import join_under as join
+from connectors.runs.paths import safe_name
 from connectors.runs.records import ShardRecordWriter
 
 DATA_DIR = "data"
@@ -38,15 +43,20 @@ into lambda lateral leading limit not null offset on only or order pivot pivot_l
 qualify references returning select show some summarize symmetric table then to trailing true union unique unpivot
 using variadic when where window with""".split())
 _GLOB_CHARS = "*?["
-
-
-def join(base: str, *parts: str) -> str:
-    return posixpath.join(base.rstrip("/"), *parts) if "://" in base else "/".join([base.rstrip("/"), *parts])
+MAX_SEGMENT = 255  # bytes of a folder name (NAME_MAX of Linux filesystems)
 
 
 def partition_segment(key: str, value: str) -> str:
-    """``key=value`` with the value percent-encoded (every reader decodes it back)."""
-    return f"{key}={quote(str(value), safe='')}"
+    """``key=value`` with the value percent-encoded (every reader decodes it back); see the module doc."""
+    safe_name(key, "partition key")
+    value = str(value)
+    segment = f"{key}={quote(value, safe='')}"
+    if not value:
+        raise ValueError(f"partition {key}: the value is empty; a {key} needs a name")
+    if len(segment) > MAX_SEGMENT:
+        raise ValueError(f"partition {key}={value[:40]!r}...: the folder name would be {len(segment)} characters, "
+                         f"over {MAX_SEGMENT}; give the {key} a shorter name")
+    return segment
 
 
 def table_url(run: str, table: str) -> str:
@@ -81,11 +91,15 @@ def write_table(run: str, table: str, data: pa.Table, part: str = "part-0",
     """Write a whole (small) table in one part; returns its URL. An empty table still gets a part,
     so its columns are known to a reader."""
     writer = part_writer(run, table, part, data.schema, partition)
-    if data.num_rows:
-        writer.write(data)
-    else:
-        writer.write_empty()
-    writer.close()
+    try:
+        if data.num_rows:
+            writer.write(data)
+        else:
+            writer.write_empty()
+        writer.close()
+    except BaseException:  # a full disk: no temporary left behind
+        writer.abort()
+        raise
     return writer.url
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from connectors.benchmarks.choices import FORMATS, PRESET_NAMES
-from jobs.common.config import ConfigError, Flag, JobConfig, parse_named_inputs, read_entries, validated
+from jobs.common.config import ConfigError, Flag, InputName, JobConfig, parse_named_inputs, read_entries, validated
 
 if TYPE_CHECKING:
     from connectors.benchmarks.spec import BenchmarkSpec
@@ -27,7 +27,7 @@ class BenchmarkConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(min_length=1)
+    name: InputName
     paths: list[str] = Field(min_length=1)
     preset: str | None = None
     question: str | None = None

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from audit.stats.choices import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
 
@@ -67,6 +67,24 @@ def option_name(model: type[BaseModel], field: str) -> str:
 
 class ConfigError(ValueError):
     """Invalid options; the message names the flag."""
+
+
+def _path_name(value: str) -> str:
+    from connectors.runs.paths import safe_name  # when a value is validated, never while flags are parsed
+
+    return safe_name(value)
+
+
+def _input_name(value: str) -> str:
+    from connectors.runs.paths import input_name
+
+    return input_name(value)
+
+
+# Names that become paths (see ``connectors.runs.paths``), checked where they are declared so the
+# error names the flag or YAML field before any run directory exists.
+PathName = Annotated[str, AfterValidator(_path_name)]  # a path segment as it is: run ids, submission ids
+InputName = Annotated[str, AfterValidator(_input_name)]  # a label; a path only percent-encoded
 
 
 def describe_validation(model: type[BaseModel], exc: ValidationError) -> str:
@@ -169,8 +187,8 @@ class RunOptions(JobConfig):
 
     out: Annotated[str, Flag(RUNNING, metavar="ROOT")] = Field(
         "runs", description="root of run directories: <out>/<job>/<run-id>/ (local path or fsspec URL)")
-    run_id: Annotated[str | None, Flag(RUNNING, default_text="UTC time to the millisecond + a random suffix")] = Field(
-        None, description="run id")
+    run_id: Annotated[PathName | None, Flag(RUNNING, default_text="UTC time to the millisecond + a random suffix")] = Field(
+        None, description="run id: letters, digits, '.', '_' and '-', starting with a letter or digit")
     resume: Annotated[bool, Flag(RUNNING)] = Field(
         False, description="continue the unfinished run --run-id (or the latest one); finished shards are not rerun")
     address: Annotated[str | None, Flag(RUNNING, default_text="start a local Ray")] = Field(

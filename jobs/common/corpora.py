@@ -8,6 +8,7 @@ from importlib import resources
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from connectors.captions.presets import PRESETS, ColumnMapping, CorpusSpec, Format, spec_from_preset
+from jobs.common.config import InputName
 
 
 class CorpusConfig(BaseModel):
@@ -15,7 +16,7 @@ class CorpusConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(min_length=1)
+    name: InputName
     paths: list[str] = Field(min_length=1)
     preset: str | None = None
     format: Format | None = None

@@ -1,11 +1,14 @@
 """One invocation of a job, from start to commit: Ray, the run directory, errors, skip limits, manifest.
 
 Every job's ``run`` plans and validates its inputs first (bad config or input fails before any
-run directory exists), then opens a ``JobRun``: it joins or starts Ray (failing fast on an address
-that does not answer), creates and locks the run directory, runs the shard scan, and on
-``commit`` checks the skip limits, writes the manifest and moves the run into place. When
-anything fails inside, the traceback goes to ``<run>/.partial/error.log``, the lock is released
-and the exception carries the partial folder and whether ``--resume`` can help.
+run directory exists), then makes a ``JobRun``, which checks the run root (an object store's bucket
+must exist and accept the credentials; it is never created) before any work. Entered, it joins or
+starts Ray (failing fast on an address that does not answer), creates and locks the run directory,
+runs the shard scan, and on ``commit`` checks the skip limits, writes the manifest and moves the
+run into place. When anything fails inside, the traceback goes to ``<run>/.partial/error.log``,
+the lock is released and the exception carries the partial folder and whether ``--resume`` can
+help. A Ray that did not start is transient (exit 1); a run it stopped before any work is removed
+with its history entry, so it leaves no empty unfinished run.
 
 Every run is also recorded in the run store of its run root (``<out>/_runs``, see
 ``connectors.runs.store``): ``incomplete`` when its directory is created, ``complete`` with its
@@ -20,12 +23,13 @@ from typing import Any
 from fsspec.core import url_to_fs
 from pydantic import BaseModel
 
+from connectors.runs.output import check_run_root
 from connectors.runs.rundir import RunDir, join, read_json, write_json, write_parquet, write_text
-from connectors.runs.store import RunEntry, code_version, record_run, store_of
+from connectors.runs.store import RunEntry, code_version, drop_run, record_run, store_of
 from jobs.common.config import RunOptions, config_hash
 from jobs.common.errors import JobError, format_traceback, is_transient, one_line
 from jobs.common.manifest import StageTimer, base_manifest
-from jobs.common.ray_start import init_ray
+from jobs.common.ray_start import RayStartError, init_ray
 from jobs.common.shards import LIVE_DIR, Shard, ShardScan, ShardTask, choose_executor, run_shards
 from jobs.common.summaries import check_summary
 
@@ -55,6 +59,7 @@ class JobRun:
         self.executor = "ray" if use_ray else "driver"
         self.store = store_of(opts.out)
         self.code_version = job_code_version(config)
+        check_run_root(opts.out)
 
     def start_ray(self) -> None:
         """Join or start Ray (bounded by --connect-timeout); a job whose work leaves nothing to resume
@@ -79,6 +84,9 @@ class JobRun:
     def __exit__(self, exc_type, exc, tb) -> bool:
         if exc is None or self.dir is None:
             return False
+        if isinstance(exc, RayStartError) and not self.dir.holds_finished_work():
+            self._discard()
+            return False
         if getattr(exc, "partial", None) is None:  # a shard failure has already written its worker's traceback
             try:
                 self.dir.write_error_log(format_traceback(exc))
@@ -101,6 +109,14 @@ class JobRun:
         except Exception as err:  # noqa: BLE001 -- the run's own error is the one to report
             log.warning("%s: could not record the run in %s: %s", self.job, self.store, one_line(err))
         return False
+
+    def _discard(self) -> None:
+        """Remove a run that did no work, and its history entry (a Ray start-up failure: rerunning is all it needs)."""
+        try:
+            self.dir.discard()
+            drop_run(self.store, self.job, self.dir.run_id)
+        except OSError as err:
+            log.warning("%s: could not remove the unfinished run %s: %s", self.job, self.dir.partial, one_line(err))
 
     def record(self, status: str, *, path: str | None = None, inputs: dict | None = None, headline: list | None = None,
                finished_at: str | None = None, error: str | None = None, resumable: bool = False) -> None:

@@ -66,8 +66,13 @@ class ModelConfig(BaseModel):
 
     @model_validator(mode="after")
     def _named(self) -> ModelConfig:
+        """The name defaults to one taken from the spec; either way it is an input name (it names a folder,
+        ``data/scores/model=<name>/``: see ``connectors.runs.paths``)."""
+        from connectors.runs.paths import input_name  # when a value is validated, never while flags are parsed
+
         if not self.name:
             object.__setattr__(self, "name", default_model_name(self.spec))
+        input_name(self.name, "model name")
         return self
 
     def stage(self) -> ModelStage:

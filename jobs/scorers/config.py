@@ -8,7 +8,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from audit.scoring.choices import SCORERS, TRANSFORMATIONS
 from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_benchmark
-from jobs.common.config import Alias, ConfigError, Flag, IntervalOptions, check_choices
+from jobs.common.config import Alias, ConfigError, Flag, InputName, IntervalOptions, check_choices
 
 if TYPE_CHECKING:
     from audit.scoring.sensitivity import SensitivityConfig
@@ -23,7 +23,7 @@ class AnswersConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(min_length=1)
+    name: InputName
     path: str
     id_column: str | None = None  # None: --answer-id-column
     answer_column: str | None = None  # None: --answer-column

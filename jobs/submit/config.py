@@ -8,15 +8,17 @@ the job's command line on the cluster (``job_argv``).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import types
 import typing
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
-from jobs.common.config import Flag, JobConfig, RunOptions, flag_of
+from jobs.common.config import ConfigError, Flag, JobConfig, RunOptions, flag_of
 
 SUBMIT = "submission (Ray Jobs API)"
 
@@ -49,6 +51,14 @@ class SubmitOptions(JobConfig):
 
     _given: dict = PrivateAttr(default_factory=dict)
 
+    @field_validator("submission_id")
+    @classmethod
+    def _renders_a_name(cls, template: str | None) -> str | None:
+        """The template, once filled in, is a run id (a path name): refused here, before anything is sent."""
+        if template is not None:
+            _render(template, "job", [], datetime(2026, 1, 1, tzinfo=timezone.utc))
+        return template
+
     JOB_PATH: ClassVar[tuple[str, ...]] = ()  # the job's command words, e.g. ("coreset", "build")
     JOB_MODEL: ClassVar[type[BaseModel] | None] = None
     JOB_RUN_OPTIONS: ClassVar[tuple[str, ...]] = ()
@@ -75,6 +85,29 @@ class SubmitOptions(JobConfig):
         if "address" in self.JOB_RUN_OPTIONS:
             argv += ["--address", "auto"]
         return [*argv, "--run-id", run_id]
+
+
+def submission_id(template: str, job: str, argv: list[str], now: datetime | None = None) -> str:
+    """The id for ``template``: {job}, {date}, {hour}, {week} of ``now`` (UTC) and {hash} of the job's options.
+
+    The id is also the run id, a path segment, so it must be a path name (``connectors.runs.paths``).
+    """
+    try:
+        return _render(template, job, argv, now or datetime.now(timezone.utc))
+    except ValueError as exc:
+        raise ConfigError(f"--submission-id {template}: {exc}") from None
+
+
+def _render(template: str, job: str, argv: list[str], now: datetime) -> str:
+    from connectors.runs.paths import safe_name  # when a value is validated, never while flags are parsed
+
+    year, week, _ = now.isocalendar()
+    digest = hashlib.sha256("\0".join(argv).encode()).hexdigest()[:10]
+    try:
+        sid = template.format(job=job, date=f"{now:%Y%m%d}", hour=f"{now:%Y%m%dT%H}", week=f"{year}-W{week:02d}", hash=digest)
+    except (KeyError, IndexError, ValueError, AttributeError) as exc:
+        raise ValueError(f"unknown placeholder {exc}; use {{job}}, {{date}}, {{hour}}, {{week}} or {{hash}}") from None
+    return safe_name(sid)
 
 
 def _is_bool(annotation: Any) -> bool:

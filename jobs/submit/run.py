@@ -15,7 +15,6 @@ A cluster started with ``RAY_AUTH_MODE=disabled`` needs none.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import os
@@ -24,7 +23,6 @@ import socket
 import sys
 import urllib.error
 import urllib.request
-from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -35,7 +33,7 @@ from connectors.runs.rundir import is_local, join, new_run_id
 from connectors.runs.store import get_run, store_of
 from jobs.common.config import ConfigError, RunOptions
 from jobs.common.errors import JobError
-from jobs.submit.config import SubmissionConfig, SubmitOptions
+from jobs.submit.config import SubmissionConfig, SubmitOptions, submission_id
 from jobs.submit.runtime_env import ROOT, runtime_env
 
 TOKEN_FILE = Path.home() / ".ray" / "auth_token"  # Ray's default token file
@@ -120,18 +118,6 @@ def connect(address: str | None, timeout: float):
                            f"({'$RAY_AUTH_TOKEN' if os.environ.get('RAY_AUTH_TOKEN') else 'from ' + str(TOKEN_FILE)}); "
                            "use the head's ('ray get-auth-token' there)") from None
         raise JobError(f"--address {url}: {' '.join(text.split())[:300]}", resumable=True) from None
-
-
-def submission_id(template: str, job: str, argv: list[str], now: datetime | None = None) -> str:
-    """The id for ``template``: {job}, {date}, {hour}, {week} of ``now`` (UTC) and {hash} of the job's options."""
-    now = now or datetime.now(timezone.utc)
-    year, week, _ = now.isocalendar()
-    digest = hashlib.sha256("\0".join(argv).encode()).hexdigest()[:10]
-    try:
-        return template.format(job=job, date=f"{now:%Y%m%d}", hour=f"{now:%Y%m%dT%H}", week=f"{year}-W{week:02d}", hash=digest)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ConfigError(f"--submission-id {template}: unknown placeholder {exc}; use {{job}}, {{date}}, {{hour}}, "
-                          "{week} or {hash}") from None
 
 
 def _runtime_env(cfg: SubmitOptions) -> dict:

@@ -83,3 +83,40 @@ def test_writes_are_atomic_and_leave_no_temporaries(tmp_path):
     with pytest.raises(TypeError):
         write_json(str(tmp_path / "a" / "c.json"), {"x": object.__new__(type("NoJson", (), {"__str__": None}))})
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["b.json"]  # the failed write left nothing behind
+
+
+@pytest.fixture()
+def full_disk(tmp_path):
+    """A real filesystem with no space left: a 64 KiB tmpfs filled to the last page."""
+    from tests.builders import small_disk
+
+    with small_disk(tmp_path / "full", "64k") as mount:
+        with pytest.raises(OSError), open(mount / "filler", "wb") as fh:
+            while True:
+                fh.write(b"x" * 4096)
+                fh.flush()
+        yield mount
+
+
+def test_a_full_disk_is_named_by_the_output_it_stopped_and_leaves_no_empty_run(full_disk):
+    from connectors.runs.store import RunEntry, record_run
+    from connectors.runs.tables import write_table
+    from jobs.common.errors import is_transient, one_line
+
+    root = full_disk / "root"
+    with pytest.raises(OSError) as err:
+        RunDir(str(root), "geo", "r1", {"a": 1}, "h", resume=False)
+    assert one_line(err.value) == f"{root}/geo/.r1.partial/{LOCK_FILE}: No space left on device" and is_transient(err.value)
+    assert list((root / "geo").iterdir()) == []  # no unfinished run that holds nothing
+    with pytest.raises(OSError) as err:
+        write_json(str(root / "geo" / "x" / "summary.json"), {"rows": list(range(10_000))})
+    assert one_line(err.value) == f"{root}/geo/x/summary.json: No space left on device"
+    with pytest.raises(OSError) as err:
+        record_run(str(root / "_runs"), RunEntry(run_id="r1", job="geo", status="complete", path="/x"))
+    assert one_line(err.value) == f"{root}/_runs/entries/geo/r1.json: No space left on device"
+    import pyarrow as pa
+
+    with pytest.raises(OSError) as err:
+        write_table(str(root / "run"), "records", pa.table({"text": ["y" * 100_000]}), "s1", ("corpus", "coco"))
+    assert one_line(err.value) == f"{root}/run/data/records/corpus=coco/s1.parquet: No space left on device"
+    assert not [p for p in full_disk.rglob("*") if ".tmp" in p.name]

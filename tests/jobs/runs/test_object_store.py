@@ -133,3 +133,75 @@ def test_a_commit_cut_before_its_marker_is_incomplete_and_resume_completes_it(s3
     assert fs.exists("audits/cut/geo/cut1/_SUCCESS") and not fs.exists("audits/cut/geo/cut1/_config.json")
     (entry,) = runs(s3, out)
     assert entry["status"] == "complete" and entry["headline"] and entry["path"] == f"{out}/geo/cut1"
+
+
+# ---- nothing outside the run root; a missing bucket or refused credentials named ----------------
+def test_no_write_built_from_a_hostile_name_leaves_the_run_root_on_s3(s3_env):
+    import random
+
+    from tests.connectors.test_run_paths import hostile_names, write_everything
+
+    fs = s3_env.filesystem()
+    buckets = sorted(fs.ls(""))
+    before = set(fs.find("audits"))
+    for name in hostile_names(random.Random(7), 60):
+        write_everything("s3://audits/hostile/root", name)
+    fs.invalidate_cache()
+    written = set(fs.find("audits")) - before
+    assert written and all(k.startswith("audits/hostile/root/") for k in written), sorted(written)[:5]
+    assert sorted(fs.ls("")) == buckets
+
+
+def test_a_run_writes_nothing_outside_its_run_root_on_s3(s3):
+    fs = s3.filesystem()
+    fs.mkdir("contained")
+    proc = cli(s3, "geo", "--corpus", "coco:coco:s3://audits/data/coco.csv", "--limit", "200", "--bootstrap", "0",
+               "--executor", "local", "--out", "s3://contained/deep/root", "--run-id", "r1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    keys = fs.find("contained")
+    assert "contained/deep/root/geo/r1/_SUCCESS" in keys and "contained/deep/root/_runs/entries/geo/r1.json" in keys
+    assert all(k.startswith("contained/deep/root/") for k in keys)
+
+
+def test_a_missing_bucket_is_an_error_naming_it_and_no_bucket_is_created(s3):
+    fs = s3.filesystem()
+    buckets = sorted(fs.ls(""))
+    proc = cli(s3, "geo", "--out", "s3://no-such-bucket/audits", "--bootstrap", "0", "--limit", "50", "--executor", "local")
+    err = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(err) == 1, proc.stderr
+    assert "--out s3://no-such-bucket/audits: bucket 'no-such-bucket' does not exist" in err[0]
+    listed = cli(s3, "runs", "list", "--out", "s3://no-such-bucket/audits")
+    assert listed.returncode == 2 and "bucket 'no-such-bucket' does not exist" in listed.stderr  # not an empty history
+    fs.invalidate_cache()
+    assert sorted(fs.ls("")) == buckets  # s3fs's makedirs would have created it
+
+
+def test_a_missing_bucket_is_refused_by_the_run_directory_itself(s3_env):
+    from connectors.runs.output import RunRootError
+
+    with pytest.raises(RunRootError, match="bucket 'no-such-bucket' does not exist"):
+        RunDir("s3://no-such-bucket/audits", "job", "r1", {}, "h", resume=False)
+    assert "no-such-bucket" not in s3_env.filesystem().ls("")
+
+
+@pytest.fixture(scope="module")
+def refusing():
+    from tests.servers.s3_server import start_refusing_s3
+
+    proc, info = start_refusing_s3()
+    yield info
+    proc.kill()
+    proc.wait()
+
+
+def test_refused_credentials_name_the_bucket_or_the_input_they_were_refused_for(refusing, tmp_path):
+    out = cli(refusing, "geo", "--out", "s3://audits/runs", "--bootstrap", "0", "--limit", "50", "--executor", "local")
+    err = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 2 and len(err) == 1, out.stderr
+    assert "--out s3://audits/runs: bucket 'audits' refused these credentials (Forbidden)" in err[0]
+    read = cli(refusing, "geo", "--corpus", "coco:coco:s3://audits/data/coco.csv", "--out", str(tmp_path / "runs"),
+               "--bootstrap", "0")
+    err = [line for line in read.stderr.splitlines() if line.strip()]
+    assert read.returncode == 2 and len(err) == 1, read.stderr
+    assert "s3://audits/data/coco.csv: access refused (" in err[0] and "credentials" in err[0]
+    assert not (tmp_path / "runs").exists()

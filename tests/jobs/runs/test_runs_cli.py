@@ -62,3 +62,41 @@ def test_two_runs_finishing_together_are_both_recorded_and_comparable(tmp_path, 
 def test_an_empty_store_says_so(tmp_path, capsys):
     assert main(["runs", "list", "--out", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == f"no runs recorded in {tmp_path}/_runs"
+
+
+def test_odd_entries_are_left_out_with_a_warning_naming_each_file_and_never_hide_the_history(tmp_path):
+    from connectors.runs.store import RunEntry, record_run
+
+    store = tmp_path / "_runs"
+    for i, rid in enumerate(("r1", "r2")):
+        record_run(str(store), RunEntry(run_id=rid, job="geo", status="complete", path=str(tmp_path / "geo" / rid),
+                                        started_at=f"2026-12-0{i + 1}T00:00:00",
+                                        headline=[{"input": "coco", "metric": "coverage", "value": 0.1 * (i + 1),
+                                                   "ci_low": None, "ci_high": None}]))
+    entries = store / "entries" / "geo"
+    good = (entries / "r1.json").read_text()
+    odd = {"array.json": "[1, 2, 3]", "truncated.json": good[: len(good) // 2],
+           "typed.json": good.replace('"r1"', '"r3"').replace("0.1", '"high"'),
+           "number-id.json": good.replace('"run_id": "r1"', '"run_id": 5'),
+           "missing.json": json.dumps({"run_id": "r4", "job": "geo"}), "latin1.json": "é".encode("latin-1")}
+    for name, text in odd.items():
+        (entries / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    (tmp_path / "geo" / "r9").mkdir(parents=True)  # a finished run directory whose manifest is not an object
+    for name, text in (("_SUCCESS", ""), ("manifest.json", "[]")):
+        (tmp_path / "geo" / "r9" / name).write_text(text)
+
+    listed = cli("runs", "list", "--out", str(tmp_path), "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [r["run_id"] for r in json.loads(listed.stdout)] == ["r1", "r2"]
+    warnings = [line for line in listed.stderr.splitlines() if line.strip()]
+    assert len(warnings) == len(odd) and all(line.startswith("run store: skipping unreadable entry ") for line in warnings)
+    for name, why in (("array.json", "expected a JSON object, got an array"), ("truncated.json", ""),
+                      ("typed.json", "field 'headline[0].value': expected a number or null, got a string"),
+                      ("number-id.json", "field 'run_id': expected a string, got a number"),
+                      ("missing.json", "missing field(s) ['status', 'path']"), ("latin1.json", "utf-8")):
+        assert any(str(entries / name) in line and why in line for line in warnings), (name, warnings)
+    assert cli("runs", "show", "--out", str(tmp_path), "--run-id", "r2").returncode == 0
+    compared = cli("runs", "compare", "--out", str(tmp_path), "--run-id", "r2", "--json")
+    assert compared.returncode == 0 and json.loads(compared.stdout)["base"] == "r1"
+    index = cli("report", "index", "--out", str(tmp_path))
+    assert index.returncode == 0 and "runs: skipping" in index.stderr and str(tmp_path / "geo" / "r9") in index.stderr
