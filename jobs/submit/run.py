@@ -91,10 +91,8 @@ def check_jobs_api(url: str, timeout: float, token: str | None) -> None:
                        "give the dashboard address, http://HEAD:8265")
 
 
-def connect(address: str | None, timeout: float):
+def connect(address: str | None, timeout: float, quiet: bool = True):
     """A ``JobSubmissionClient`` with the token, failing within ``timeout`` on an address nobody answers."""
-    from ray.job_submission import JobSubmissionClient
-
     url = jobs_address(address)
     parsed = urlparse(url)
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
@@ -105,6 +103,11 @@ def connect(address: str | None, timeout: float):
                        "check the dashboard address and port (8265)", resumable=True) from None
     token = ray_token()
     check_jobs_api(url, timeout, token)
+    from ray.job_submission import JobSubmissionClient  # after the checks: they need no Ray and fail fast
+
+    if quiet:  # Ray's SDK logs every packaging step; set after importing Ray, which sets its own levels
+        for name in ("ray", "ray.dashboard.modules.job.sdk", "ray.dashboard.modules.dashboard_sdk"):
+            logging.getLogger(name).setLevel(logging.ERROR)
     try:
         return JobSubmissionClient(url, headers={"Authorization": f"Bearer {token}"} if token else None)
     except Exception as exc:  # noqa: BLE001 -- Ray raises RuntimeError/ConnectionError with the HTTP text
@@ -163,12 +166,7 @@ def submit(cfg: SubmitOptions, opts: RunOptions) -> str:
     run_id = opts.run_id or sid or new_run_id()
     argv = cfg.job_argv(opts, run_id)
     run_dir = join(opts.out, job, run_id)
-    if opts.log_level != "debug":  # Ray's SDK logs every packaging step; set after importing Ray, which sets its own level
-        import ray.job_submission  # noqa: F401
-
-        for name in ("ray", "ray.dashboard.modules.job.sdk", "ray.dashboard.modules.dashboard_sdk"):  # these set INFO themselves
-            logging.getLogger(name).setLevel(logging.ERROR)
-    client = connect(cfg.address, opts.connect_timeout)
+    client = connect(cfg.address, opts.connect_timeout, quiet=opts.log_level != "debug")
     entrypoint = "python -m jobs.cli " + shlex.join(argv)
     try:
         sid = client.submit_job(entrypoint=entrypoint, submission_id=sid, runtime_env=env,

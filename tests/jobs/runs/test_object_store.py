@@ -14,6 +14,8 @@ import pytest
 
 from connectors.runs.rundir import RunDir, RunDirError, _atomic_write, is_complete, write_json
 
+pytestmark = pytest.mark.s3  # every test here talks to the S3-compatible server on loopback (moto)
+
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "connectors" / "samples"
 # Stop a job between its payload and its completion marker, as a crash there would.
