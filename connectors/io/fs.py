@@ -1,7 +1,9 @@
 """Paths, globs and object stores, through fsspec (local, s3://, gs://, http(s)://, memory://…).
 
-s3:// and gs:// need the optional extras (``pip install benchaudit[s3]`` / ``[gcs]``); credentials
-come from the usual environment of those libraries, never from benchaudit's config.
+s3:// and gs:// need the optional extras (``scripts/setup s3`` / ``scripts/setup gcs``); credentials
+come from the usual environment of those libraries, never from benchaudit's config. A store that
+cannot be reached as configured (its extra missing, no credentials found) is one error naming the
+input, the store and what to do (``store_problem``), not fsspec's or botocore's own words.
 """
 from __future__ import annotations
 
@@ -15,9 +17,35 @@ from fsspec.compression import compr
 from fsspec.core import url_to_fs
 from fsspec.utils import infer_compression
 
-from connectors.io.read_report import ReadIOError
+from connectors.io.read_report import InputError, ReadIOError
 
 _GLOB_CHARS = "*?["
+# protocol -> the extra of pyproject.toml that installs its fsspec implementation
+STORE_EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs"}
+_CREDENTIALS = {"s3": "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (AWS_ENDPOINT_URL for another "
+                      "S3-compatible store)",
+                "gs": "GOOGLE_APPLICATION_CREDENTIALS, or gcloud auth application-default login"}
+
+
+def store_problem(url: str, exc: BaseException) -> str | None:
+    """What to tell a user whose ``url`` failed with ``exc`` because of the store's setup, or None.
+
+    Covers a store whose fsspec implementation is not installed (fsspec: "Please install gcsfs …")
+    and one that found no credentials (botocore's "Unable to locate credentials", google-auth's
+    "default credentials were not found"): both are the environment, not the input, and neither
+    says which input or store it was.
+    """
+    protocol = url.split("://", 1)[0].lower() if "://" in url else "file"
+    store = f"{protocol}://{url.split('://', 1)[1].split('/', 1)[0]}" if "://" in url else url
+    if isinstance(exc, ImportError) and protocol in STORE_EXTRAS:
+        extra = STORE_EXTRAS[protocol]
+        return (f"{url}: reading {protocol}:// needs the {extra} extra, not installed here: run scripts/setup {extra} "
+                f"(or pip install '.[{extra}]' from this checkout)")
+    names = {type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None}
+    if names & {"NoCredentialsError", "DefaultCredentialsError"} or "Unable to locate credentials" in str(exc):
+        key = "s3" if protocol in ("s3", "s3a") else "gs"
+        return f"{url}: no credentials were found for {store}; set {_CREDENTIALS[key]}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -120,6 +148,11 @@ def expand(spec: str | list[str], extensions: tuple[str, ...]) -> list[FileRef]:
             reason = " ".join(str(exc.strerror or exc).split()) or type(exc).__name__
             hint = "; check the store's credentials" if "://" in item else ""
             raise PermissionError(errno.EACCES, f"access refused ({reason}){hint}", item) from None
+        except Exception as exc:
+            problem = store_problem(item, exc)
+            if problem is None:
+                raise
+            raise InputError(problem) from None
         found.update(refs)
     return [found[p] for p in sorted(found)]
 

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 
 from fsspec.core import url_to_fs
 
+from connectors.io.fs import store_problem
+
 
 class RunRootError(ValueError):
     """A run root (``--out``) that cannot be written: a missing bucket, refused credentials."""
@@ -38,7 +40,10 @@ def make_dirs(fs, path: str) -> None:
 def check_run_root(out: str) -> None:
     """Fail, naming the bucket, when ``out`` is on an object store whose bucket does not exist or
     refuses these credentials; nothing is created. A local root needs no check (it is created)."""
-    fs, path = url_to_fs(out)
+    try:
+        fs, path = url_to_fs(out)
+    except ImportError as exc:
+        raise RunRootError(f"--out {store_problem(out, exc) or exc}") from None
     if is_local(fs) or path.startswith("/"):  # memory:// and the like have no buckets
         return
     bucket = path.split("/", 1)[0]
@@ -47,7 +52,12 @@ def check_run_root(out: str) -> None:
     except FileNotFoundError:
         raise RunRootError(f"--out {out}: bucket {bucket!r} does not exist; create it first or fix the name "
                            "(a bucket is never created for you)") from None
-    except PermissionError as exc:
+    except Exception as exc:
+        problem = store_problem(out, exc)
+        if problem is None and not isinstance(exc, PermissionError):
+            raise
+        if problem is not None:
+            raise RunRootError(f"--out {problem}") from None
         raise RunRootError(f"--out {out}: bucket {bucket!r} refused these credentials ({_reason(exc)}); check the "
                            "store's credentials in the environment (AWS_ACCESS_KEY_ID, AWS_PROFILE, "
                            "GOOGLE_APPLICATION_CREDENTIALS ...): they must be allowed to list the bucket") from None
