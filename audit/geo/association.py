@@ -15,6 +15,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from audit.stats.choices import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
+
 # The World Bank indicators the association is computed against (the indicator table's ``indicator`` values).
 INDICATORS = ("gdp_current_usd", "population", "gdp_per_capita_usd", "internet_users_pct", "tourism_arrivals")
 
@@ -23,14 +25,17 @@ INDICATORS = ("gdp_current_usd", "population", "gdp_per_capita_usd", "internet_u
 class AssociationConfig:
     min_population: float = 1_000_000
     min_records: int = 1
-    bootstrap_replicates: int = 2_000
-    seed: int = 2026
+    bootstrap_replicates: int = DEFAULT_REPLICATES
+    seed: int = DEFAULT_SEED
+    level: float = DEFAULT_LEVEL
 
     def __post_init__(self) -> None:
         if self.min_records < 1:
             raise ValueError("min_records must be ≥ 1: a log share needs at least one record")
         if self.bootstrap_replicates < 0:
             raise ValueError("bootstrap_replicates must be ≥ 0")
+        if not 0 < self.level < 1:
+            raise ValueError(f"level must be a fraction in (0, 1), got {self.level}")
 
 
 def country_table(counts: dict[str, int], indicators: pd.DataFrame, alpha3_of: dict[str, str], cfg: AssociationConfig) -> pd.DataFrame:
@@ -81,7 +86,7 @@ def _fit(df: pd.DataFrame, predictors: list[str], weighted: bool) -> dict:
     }
 
 
-def _bootstrap_r(x: np.ndarray, y: np.ndarray, replicates: int, seed: int) -> dict:
+def _bootstrap_r(x: np.ndarray, y: np.ndarray, replicates: int, seed: int, level: float) -> dict:
     """Percentile intervals for Pearson r and Spearman ρ, resampling countries; vectorised."""
     if replicates == 0 or len(x) < 3:
         return {}
@@ -97,8 +102,9 @@ def _bootstrap_r(x: np.ndarray, y: np.ndarray, replicates: int, seed: int) -> di
     xs, ys = x[idx], y[idx]
     r = rows_r(xs, ys)
     rho = rows_r(stats.rankdata(xs, axis=1), stats.rankdata(ys, axis=1))
-    ci = lambda v: [float(np.nanpercentile(v, 2.5)), float(np.nanpercentile(v, 97.5))]  # noqa: E731
-    return {"replicates": replicates, "seed": seed, "pearson_r_ci95": ci(r), "spearman_rho_ci95": ci(rho)}
+    tail = 50 * (1 - level)
+    ci = lambda v: [float(np.nanpercentile(v, tail)), float(np.nanpercentile(v, 100 - tail))]  # noqa: E731
+    return {"replicates": replicates, "seed": seed, "level": level, "pearson_r_ci": ci(r), "spearman_rho_ci": ci(rho)}
 
 
 def associate(counts: dict[str, int], indicators: pd.DataFrame, alpha3_of: dict[str, str], cfg: AssociationConfig) -> dict:
@@ -129,7 +135,7 @@ def _associate(counts: dict[str, int], indicators: pd.DataFrame, alpha3_of: dict
         "ols_slope": float(ols.params[1]),
         "ols_intercept": float(ols.params[0]),
         "weighted_r2": float(sm.WLS(y, sm.add_constant(x), weights=w).fit().rsquared),
-        **_bootstrap_r(x, y, cfg.bootstrap_replicates, cfg.seed),
+        **_bootstrap_r(x, y, cfg.bootstrap_replicates, cfg.seed, cfg.level),
     }
     predictors = {"gdp_current_usd": "log_g", **{k: f"log_{k}" for k in INDICATORS if k != "gdp_current_usd"}}
     out["single"] = {k: {"unweighted": _fit(df, [p], False), "weighted": _fit(df, [p], True)} for k, p in predictors.items()}

@@ -13,13 +13,14 @@ perturbation or an added model repeats no forward pass; the rows say which answe
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from connectors.models.spec import ModelSpecError, parse_model_spec
+from connectors.models.spec import BACKENDS, ModelSpecError, parse_model_spec
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -77,6 +78,73 @@ class ModelConfig(BaseModel):
 
     def stage(self) -> ModelStage:
         return ModelStage(self.spec, dict(self.settings), self.batch_size, self.actors)
+
+
+def read_model_settings(value: object) -> object:
+    """``--model-settings``: inline JSON (starting with ``{``) or a JSON/YAML file holding one mapping."""
+    if not isinstance(value, str):
+        return value
+    if value.lstrip().startswith("{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    import fsspec
+    import yaml
+
+    try:
+        with fsspec.open(value, "r", encoding="utf-8") as fh:
+            found = yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"{value}: no such file (expected inline JSON or a JSON/YAML file)") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{value}: not valid JSON/YAML ({exc})") from None
+    if not isinstance(found, dict):
+        raise ValueError(f"{value}: expected one mapping of settings")
+    return found
+
+
+def _keyed(settings: dict[str, Any]) -> bool:
+    """Whether settings are given per backend or per model (every key a backend name or a model spec)."""
+    return bool(settings) and all(k in BACKENDS or ":" in k for k in settings)
+
+
+def check_model_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The one meaning of ``--model-settings`` in every model job: a flat mapping (``{"dtype": "bfloat16"}``)
+    is every model's; a mapping keyed by backend name or model spec (``{"openai": {...}, "hf:/m": {...}}``)
+    gives each model its backend's entry, then its own. A key that is neither is a setting, so the two
+    forms cannot be confused (no setting is called ``hf`` or holds a ``:``)."""
+    if _keyed(settings):
+        for key, value in settings.items():
+            if key not in BACKENDS:
+                parse_model_spec(key)  # a misspelt spec is an error here, not a silently unused entry
+            if not isinstance(value, dict):
+                raise ValueError(f"{key}: expected a mapping of settings, got {type(value).__name__}")
+    return settings
+
+
+def settings_for(settings: dict[str, Any], spec: str) -> dict[str, Any]:
+    """A model's backend settings under ``check_model_settings``' rule."""
+    if not _keyed(settings):
+        return dict(settings)
+    parsed = parse_model_spec(spec)
+    return {**settings.get(parsed.backend, {}), **settings.get(str(parsed), {}), **settings.get(spec, {})}
+
+
+MODEL_SETTINGS_HELP = ("backend settings: one JSON object (or a JSON/YAML file) for every model, e.g. '{\"dtype\": \"bfloat16\"}', "
+                       "or keyed by backend name or model spec, e.g. '{\"openai\": {\"label_method\": \"echo\"}, "
+                       "\"hf\": {\"batch_size\": 8}}' (a spec's entry overrides its backend's)")
+ModelSettings = Annotated[dict[str, Any], BeforeValidator(read_model_settings), AfterValidator(check_model_settings)]
+
+
+def response_cache_root(cache: str | None, out: str) -> str:
+    """``--cache``, else ``<out>/_cache/models``: one folder for every model audit under a run root, so a
+    landscape and a contamination run of the same model share the answers they have in common."""
+    import os
+
+    from connectors.runs.rundir import join
+
+    return cache or join(out if "://" in out else os.path.abspath(out), "_cache", "models")
 
 
 def _resources(stage: ModelStage) -> tuple[float, float, int]:

@@ -6,7 +6,6 @@ Options of one mode given in the other are refused, so nothing is silently ignor
 """
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BeforeValidator, Field, model_validator
@@ -14,9 +13,10 @@ from pydantic import BeforeValidator, Field, model_validator
 from audit.contamination.choices import DEFAULT_M, DEFAULT_N, SLOTS
 from audit.stats.choices import DEFAULT_SEED
 from connectors.benchmarks.choices import PRESET_NAMES
-from connectors.models.spec import BACKENDS, parse_model_spec
+from connectors.models.spec import parse_model_spec
 from jobs.common.benchmarks import INPUT, BenchmarkConfig, BenchmarkInputs, shipped_mcqa
 from jobs.common.config import ConfigError, Flag, IntervalOptions, parse_named_inputs
+from jobs.common.models import MODEL_SETTINGS_HELP, ModelSettings, settings_for
 
 if TYPE_CHECKING:
     from audit.contamination.plan import ModelRoles, PlanConfig
@@ -38,27 +38,6 @@ AUDIT_ONLY = ("benchmark", "benchmarks", "input", "worker_model", "router_model"
 EXECUTION_ONLY = ("batch_size", "actors", "cache")
 
 
-def _settings(value: object) -> object:
-    """``--model-settings``: inline JSON (starts with ``{``) or a JSON/YAML file, mapping backend or spec -> settings."""
-    if not isinstance(value, str):
-        return value
-    if value.lstrip().startswith("{"):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not valid JSON ({exc})") from None
-    import fsspec
-    import yaml
-
-    try:
-        with fsspec.open(value, "r", encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
-    except FileNotFoundError:
-        raise ValueError(f"{value}: no such file (expected inline JSON or a JSON/YAML file)") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{value}: not valid JSON/YAML ({exc})") from None
-
-
 class ContaminationConfig(BenchmarkInputs, IntervalOptions):
     """Everything that decides a contamination run's results."""
 
@@ -72,11 +51,8 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
     router_model: Annotated[list[str], Flag(MODELS, metavar="SPEC", repeat=True, default_text="each worker routes for itself")] = Field(
         default_factory=list, description="the model that relays and rewrites for the workers: once for all of them, or "
                                           "once per --worker-model in the same order")
-    model_settings: Annotated[dict[str, dict[str, Any]], BeforeValidator(_settings), Flag(MODELS, metavar="JSON|FILE",
-                                                                                          default_text="none")] = Field(
-        default_factory=dict, description="backend settings by backend name or model spec, e.g. "
-                                          "'{\"openai\": {\"timeout_s\": 30}, \"hf\": {\"batch_size\": 8}}'; a spec's entry "
-                                          "overrides its backend's")
+    model_settings: Annotated[ModelSettings, Flag(MODELS, metavar="JSON|FILE", default_text="none")] = Field(
+        default_factory=dict, description=MODEL_SETTINGS_HELP)
     max_routers: Annotated[int, Flag(ROUTING, metavar="M")] = Field(
         DEFAULT_M, ge=1, description="noisy settings r = 1..M parallel routers (with --outcomes: the M expected; default "
                                      "there: the largest r in the table)")
@@ -107,7 +83,7 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
     batch_size: Annotated[int, Flag(EXECUTION, metavar="N")] = Field(16, ge=1, description="prompt rows per model batch")
     actors: Annotated[int | None, Flag(EXECUTION, metavar="N", default_text="one per GPU; on CPU, CPUs - 1; openai: 2")] = Field(
         None, ge=1, description="model actors per stage")
-    cache: Annotated[str | None, Flag(EXECUTION, metavar="ROOT", default_text="<out>/cache/models")] = Field(
+    cache: Annotated[str | None, Flag(EXECUTION, metavar="ROOT", default_text="<out>/_cache/models")] = Field(
         None, description="response cache shared across runs, so a rerun, a larger M or an added model repeats no call")
     outcomes: Annotated[list[str], Flag(OUTCOMES, metavar="PATH", repeat=True, default_text="none: audit models")] = Field(
         default_factory=list, description="re-analyse a per-question outcome table (Parquet or CSV: file, folder or glob) "
@@ -145,7 +121,7 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
         if len(benchmarks) != 1:
             raise ConfigError(f"the audit samples from one benchmark; got {len(benchmarks)} "
                               "(give one --benchmark NAME:PRESET:PATH or --input)")
-        for spec in (*self.worker_model, *self.router_model, *(k for k in self.model_settings if k not in BACKENDS)):
+        for spec in (*self.worker_model, *self.router_model):
             parse_model_spec(spec)
         if self.router_model and len(self.router_model) not in (1, len(self.worker_model)):
             raise ConfigError(f"--router-model: give one for every worker or one per --worker-model; got "
@@ -186,9 +162,8 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
         return read_prompt_set(self.prompt_files())
 
     def settings_for(self, spec: str) -> dict[str, Any]:
-        """A model's backend settings: its backend's entry, then its own."""
-        backend = parse_model_spec(spec).backend
-        return {**self.model_settings.get(backend, {}), **self.model_settings.get(spec, {})}
+        """A model's backend settings (``jobs.common.models.check_model_settings`` says how they are given)."""
+        return settings_for(self.model_settings, spec)
 
     def alpha(self) -> float:
         """The tests' alpha, 1 - ``--level``, without the float residue (0.05, not 0.050000000000000044)."""

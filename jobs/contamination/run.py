@@ -11,7 +11,6 @@ category, and ``audit.contamination.analysis.analyse`` turns the table into ever
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -27,11 +26,10 @@ from audit.mcqa.items import McqaItem
 from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.contamination.outcomes import read_outcomes
 from connectors.io.read_report import ReadReport
-from connectors.runs.rundir import join
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
-from jobs.common.models import ModelStage, model_stage
+from jobs.common.models import ModelStage, model_stage, response_cache_root
 from jobs.common.shards import limited
 from jobs.common.summaries import headline
 from jobs.contamination.calls import (
@@ -68,13 +66,6 @@ class ModelRun:
     routers: pa.Table
     workers: pa.Table
     outcomes: pd.DataFrame
-
-
-def cache_root(cfg: ContaminationConfig, opts: RunOptions) -> str:
-    """``--cache``, else ``<out>/cache/models``: shared by every run under the same root."""
-    if cfg.cache:
-        return cfg.cache
-    return join(opts.out if "://" in opts.out else os.path.abspath(opts.out), "cache", "models")
 
 
 def ray_generate(cfg: ContaminationConfig, cache: str) -> Generate:
@@ -192,7 +183,7 @@ def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
         sample, read, benchmark = _read_sample(cfg, opts)
     payload = {"config": cfg.hashed(), "prompts": prompts.manifest(), "sample": list(sample.ids), "on_error": opts.on_error}
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer) as job:
-        cache = cache_root(cfg, opts)
+        cache = response_cache_root(cfg.cache, opts.out)
         done = run_models(sample.items, cfg.roles(), prompts, cfg.plan_config(), ray_generate(cfg, cache), timer)
         with job.timer("analyse"):
             job.write_table("outcomes", done.outcomes)  # a table --outcomes reads back as it is

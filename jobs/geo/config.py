@@ -6,8 +6,9 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from audit.geo.choices import TIERS, Profile
+from audit.stats.choices import DEFAULT_REPLICATES
 from connectors.captions.presets import PRESETS, CorpusSpec, Format
-from jobs.common.config import Alias, ConfigError, Flag, JobConfig, parse_named_inputs, read_entries, validated
+from jobs.common.config import INTERVALS, Alias, ConfigError, Flag, IntervalOptions, parse_named_inputs, read_entries, validated
 from jobs.common.corpora import CorpusConfig, embedded_corpora
 
 CORPORA = "corpora (default: the shipped COCO 2017 val and Conceptual Captions val samples)"
@@ -20,7 +21,7 @@ def _mapped(**kw) -> Flag:
     return Flag(MAPPED, requires="input", **kw)
 
 
-class GeoConfig(JobConfig):
+class GeoConfig(IntervalOptions):
     """Everything that decides a geo run's results."""
 
     corpus: Annotated[list[CorpusConfig], BeforeValidator(parse_named_inputs),
@@ -71,9 +72,9 @@ class GeoConfig(JobConfig):
         1_000_000.0, ge=0, description="countries below this population are left out of the fits")
     min_records: Annotated[int, Flag(ANALYSIS)] = Field(
         1, ge=1, description="countries with fewer resolved records are left out of the fits")
-    bootstrap: Annotated[int, Flag(ANALYSIS, deprecated=(Alias("--bootstrap-replicates"),))] = Field(
-        10_000, ge=0, description="bootstrap replicates (countries resampled) for the r and rho intervals")
-    seed: Annotated[int, Flag(ANALYSIS)] = Field(2026, description="seed of every random choice (recorded in the manifest)")
+    bootstrap: Annotated[int, Flag(INTERVALS, deprecated=(Alias("--bootstrap-replicates"),))] = Field(
+        DEFAULT_REPLICATES, ge=0, description="bootstrap replicates (countries resampled) for the r and rho intervals; "
+                                              "0: no intervals")
     shard_rows: Annotated[int, Flag(ANALYSIS)] = Field(
         500_000, ge=1, description="target rows per Parquet shard (the unit of work and of --resume)")
 

@@ -38,11 +38,11 @@ DEFINITIONS = [
 SMALL_FIT = 30  # countries: below this a correlation's bootstrap interval spans much of [-1, 1]
 
 
-def _fit_warning(n: int, ci: list | None) -> str:
+def _fit_warning(n: int, ci: list | None, level: float) -> str:
     width = (ci[1] - ci[0]) if ci and None not in ci else None
     if n >= SMALL_FIT and (width is None or width <= 0.3):
         return ""
-    span = f" (the 95% interval of r is {width:.2f} wide)" if width is not None else ""
+    span = f" (the {level:.0%} interval of r is {width:.2f} wide)" if width is not None else ""
     return note(f"Only {n} countries enter this fit{span}: with so few, r, ρ and R² move a lot when a country is added "
                 "or removed. Read the intervals, not the point values.", warn=True)
 
@@ -53,14 +53,16 @@ def _association(assoc: dict) -> str:
         return note(assoc.get("error", "no association computed"))
     points = sorted(assoc["points"], key=lambda p: -p["records"])  # the most visible countries get their labels first
     pts = [(p["log_g"], p["log_d"], p["alpha2"]) for p in points]
-    parts = [_fit_warning(assoc["n_countries"], gdp.get("pearson_r_ci95")),
+    level = gdp.get("level", 0.95)
+    parts = [_fit_warning(assoc["n_countries"], gdp.get("pearson_r_ci"), level),
              scatter(pts, "Caption share against GDP share (log–log)", log_share_axis("GDP share g"),
                      log_share_axis("caption share d"), (gdp["ols_intercept"], gdp["ols_slope"]), width=600, height=440),
              note("Each point is a country (hover for values; labels that would overlap are left to the tooltip); "
                   "the red line is the OLS fit of log10 d on log10 g.")]
-    ci_r, ci_rho = gdp.get("pearson_r_ci95"), gdp.get("spearman_rho_ci95")
+    ci_r, ci_rho = gdp.get("pearson_r_ci"), gdp.get("spearman_rho_ci")
     parts.append(table(
-        ["n (fit)", "r (Pearson)", "95% CI", "ρ (Spearman)", "95% CI", "count-weighted r", "R²", "slope", "weighted R²"],
+        ["n (fit)", "r (Pearson)", f"{level:.0%} CI", "ρ (Spearman)", f"{level:.0%} CI", "count-weighted r", "R²", "slope",
+         "weighted R²"],
         [[assoc["n_countries"], fmt(gdp["pearson_r"]), interval(*(ci_r or (None, None))), fmt(gdp["spearman_rho"]),
           interval(*(ci_rho or (None, None))), fmt(gdp["weighted_pearson_r"]), fmt(gdp["ols_r2"]), fmt(gdp["ols_slope"]),
           fmt(gdp["weighted_r2"])]]))

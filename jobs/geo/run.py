@@ -154,7 +154,7 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
 
 def _summary(cfg: GeoConfig, run_id: str, lexicon: Lexicon, indicators, merged: dict[str, GeoPartial],
              failed: list[dict]) -> dict:
-    assoc_cfg = AssociationConfig(cfg.min_population, cfg.min_records, cfg.bootstrap, cfg.seed)
+    assoc_cfg = AssociationConfig(cfg.min_population, cfg.min_records, cfg.bootstrap, cfg.seed, cfg.level)
     alpha3 = country_codes()
     corpora = {}
     for name, partial in merged.items():
@@ -174,6 +174,6 @@ def _headline(corpora: dict[str, dict]) -> list[dict]:
         rows += [headline(name, "coverage", b["coverage"]), headline(name, "resolved_records", b["resolved_records"]),
                  headline(name, "countries", b["n_countries"]), headline(name, "top_country_share", top.get("share")),
                  headline(name, "top3_concentration", b["top3_concentration"]),
-                 headline(name, "pearson_r_log_gdp_share", gdp.get("pearson_r"), gdp.get("pearson_r_ci95")),
-                 headline(name, "spearman_rho_log_gdp_share", gdp.get("spearman_rho"), gdp.get("spearman_rho_ci95"))]
+                 headline(name, "pearson_r_log_gdp_share", gdp.get("pearson_r"), gdp.get("pearson_r_ci")),
+                 headline(name, "spearman_rho_log_gdp_share", gdp.get("spearman_rho"), gdp.get("spearman_rho_ci"))]
     return rows

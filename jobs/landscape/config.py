@@ -12,16 +12,15 @@ or as a YAML list (``--models models.yaml``) when models need settings of their 
 """
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from audit.landscape.choices import DEFAULT_PERTURBATIONS, MPD_EXACT_LIMIT, MPD_PAIRS, PERTURBATION_NAMES
 from audit.stats.choices import DEFAULT_SEED
 from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_mcqa
 from jobs.common.config import ConfigError, Flag, check_choices, read_entries, validated
-from jobs.common.models import ModelConfig
+from jobs.common.models import MODEL_SETTINGS_HELP, ModelConfig, ModelSettings, settings_for
 
 MODELS = "models"
 ITEMS = "items, prompts and perturbations"
@@ -30,26 +29,14 @@ LM_EVAL = "lm-evaluation-harness outputs instead of a model run"
 MODEL_RUN_SAMPLE = 1000  # items per benchmark a model run scores when --sample is not given
 
 
-def _json_object(value: object) -> object:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not a JSON object ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(value, dict):
-            raise ValueError("expected a JSON object, e.g. '{\"dtype\": \"bfloat16\"}'")
-    return value
-
-
 class LandscapeConfig(BenchmarkInputs):
     """Everything that decides a landscape run's results."""
 
     model: Annotated[list[str], Flag(MODELS, metavar="SPEC", repeat=True)] = Field(
         default_factory=list, description="a model: hf:<path or hub id>, vllm:<path or hub id> or openai:<base URL>#<served "
                                           "name>; repeat for several")
-    model_settings: Annotated[dict[str, Any], BeforeValidator(_json_object), Flag(MODELS, metavar="JSON", requires="model")] = Field(
-        default_factory=dict, description="backend settings for every --model, a JSON object (e.g. '{\"dtype\": \"bfloat16\"}'); "
-                                          "models with settings of their own go in --models")
+    model_settings: Annotated[ModelSettings, Flag(MODELS, metavar="JSON|FILE", requires="model", default_text="none")] = Field(
+        default_factory=dict, description=MODEL_SETTINGS_HELP + "; for --model models (a --models YAML entry has its own)")
     models: Annotated[str | None, Flag(MODELS, metavar="YAML")] = Field(
         None, description="a YAML list of models: spec, name, settings, batch_size, actors")
     batch_size: Annotated[int, Flag(MODELS)] = Field(16, ge=1, description="prompt rows per model batch, for --model models")
@@ -143,7 +130,7 @@ class LandscapeConfig(BenchmarkInputs):
         out = []
         if self.models:
             out = read_entries(ModelConfig, self.models, "spec, name, settings, batch_size, actors")
-        out += [validated(ModelConfig, {"spec": s, "settings": self.model_settings, "batch_size": self.batch_size,
+        out += [validated(ModelConfig, {"spec": s, "settings": settings_for(self.model_settings, s), "batch_size": self.batch_size,
                                         "actors": self.actors}, f"--model {s}") for s in self.model]
         return out
 

@@ -19,7 +19,6 @@ unscorable are findings, listed per item, and never fail the run.
 """
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from typing import Any
@@ -34,13 +33,12 @@ from audit.landscape.prompts import McqaTemplate, load_template
 from audit.landscape.structure import StructurePrompt, load_structure_prompt
 from connectors.landscape.inputs import read_reference, read_review_labels, read_structure_prompt, read_template
 from connectors.models.batches import REPORT_COLUMN, merge_backend_reports
-from connectors.runs.rundir import join
 from connectors.runs.tables import DATA_DIR, partition_segment
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError, is_transient, one_line, user_code_error
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
-from jobs.common.models import ModelConfig, model_counts, model_stage
+from jobs.common.models import ModelConfig, model_counts, model_stage, response_cache_root
 from jobs.common.summaries import clip_text
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark
@@ -142,10 +140,6 @@ def _reason_code(reason: str) -> str:
     return re.sub(r"\b\d+\b", "N", re.sub(r"\b[A-Z]\b", "X", text))
 
 
-def _cache_root(cfg: LandscapeConfig, opts: RunOptions) -> str:
-    return cfg.cache or join(opts.out if "://" in opts.out else os.path.abspath(opts.out), "_cache", "models")
-
-
 def _items_frame(benchmarks: list[BenchmarkItems]) -> pd.DataFrame:
     rows = [{"benchmark": i.benchmark, "source_id": i.source_id, "question": i.question, "options": list(i.options),
              "gold": i.gold} for b in benchmarks for i in b.items]
@@ -238,7 +232,7 @@ def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
         reference = read_reference(cfg.reference) if cfg.reference else None
         benchmarks = [load_benchmark(b.to_spec(), cfg) for b in cfg.benchmark_configs()]
         models = cfg.model_configs()
-    cache_root = _cache_root(cfg, opts)
+    cache_root = response_cache_root(cfg.cache, opts.out)
     payload = {"config": cfg.model_dump(exclude={"cache"}), "template_sha256": template.sha256,
                "inputs": {b.name: b.fingerprint for b in benchmarks}, "on_error": opts.on_error}
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer) as job:
@@ -287,7 +281,7 @@ def _run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
         structure = _structure_prompt(cfg)
         labels = read_review_labels(cfg.review_labels) if cfg.review_labels else None
         reference = read_reference(cfg.reference) if cfg.reference else None
-    cache_root = _cache_root(cfg, opts)
+    cache_root = response_cache_root(cfg.cache, opts.out)
     payload = {"config": cfg.model_dump(exclude={"cache"}), "lm_eval": [r["samples"] for r in inputs.runs],
                "on_error": opts.on_error}
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray=cfg.classify) as job:

@@ -87,10 +87,10 @@ def test_bootstrap_interval_is_seeded_and_brackets_the_estimate(counts, indicato
     a = associate(counts, indicators, country_codes(), AssociationConfig(bootstrap_replicates=400, seed=1))["gdp"]
     b = associate(counts, indicators, country_codes(), AssociationConfig(bootstrap_replicates=400, seed=1))["gdp"]
     c = associate(counts, indicators, country_codes(), AssociationConfig(bootstrap_replicates=400, seed=2))["gdp"]
-    assert a["pearson_r_ci95"] == b["pearson_r_ci95"] and a["pearson_r_ci95"] != c["pearson_r_ci95"]
-    lo, hi = a["pearson_r_ci95"]
+    assert a["pearson_r_ci"] == b["pearson_r_ci"] and a["pearson_r_ci"] != c["pearson_r_ci"]
+    lo, hi = a["pearson_r_ci"]
     assert lo < a["pearson_r"] < hi
-    lo, hi = a["spearman_rho_ci95"]
+    lo, hi = a["spearman_rho_ci"]
     assert lo < a["spearman_rho"] < hi
 
 
