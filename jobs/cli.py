@@ -11,6 +11,7 @@ libraries only when it runs.
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -92,6 +93,10 @@ def run(bound, embedded: bool) -> int:
         return 130 if isinstance(exc, KeyboardInterrupt) else (1 if getattr(exc, "resumable", False) else 2)
     if log_level in ("debug", "info"):
         lines = [f"{name.rstrip('/').split('.')[0]}: {result}/{name}" for name in command.outputs] if command.outputs else [str(result)]
+        if command.outputs and "out" in command.run_options:  # every run rewrites the run root's index of runs
+            from connectors.runs.rundir import join
+
+            lines.insert(0, f"index: {join(opts.out if '://' in opts.out else os.path.abspath(opts.out), 'index.html')}")
         print("\n".join(lines))
     return 0
 

@@ -159,3 +159,10 @@ def test_limit_is_recorded_in_the_manifest(ray_local, tmp_path, capsys):
     manifest = json.loads(Path(run_dir).read_text())
     assert manifest["limit"] == 5 and manifest["config"]["limit"] == 5
     assert manifest["rows"]["in"] == 10  # the first 5 items of each of the two shipped benchmarks
+
+
+def test_a_run_says_where_the_index_of_runs_is(tmp_path, capsys):
+    assert main(["geo", "--limit", "50", "--bootstrap", "0", "--out", str(tmp_path / "runs")]) == 0
+    first, *rest = capsys.readouterr().out.strip().splitlines()
+    assert first == f"index: {tmp_path / 'runs' / 'index.html'}" and (tmp_path / "runs" / "index.html").is_file()
+    assert [line.split(":")[0] for line in rest] == ["report", "summary", "manifest"]
