@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -88,7 +89,8 @@ def read_edits(path: str | Path) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def export_lexicon(lexicon: Lexicon, to: str, rejected_to: str | None = None) -> None:
+def export_lexicon(lexicon: Lexicon, to: str, rejected_to: str | None = None,
+                   on_stage: Callable[[str], None] | None = None) -> None:
     """Write the entries for review (Parquet or CSV by extension) and, optionally, the rejected candidates.
 
     Rejection reasons live with a build, not with the saved artifact, so a loaded lexicon is rebuilt
@@ -99,5 +101,6 @@ def export_lexicon(lexicon: Lexicon, to: str, rejected_to: str | None = None) ->
     else:
         lexicon.entries.to_pandas().to_csv(to, index=False)
     if rejected_to:
-        rejected = lexicon.rejected if not lexicon.rejected.empty else build_lexicon(LexiconConfig(profile=lexicon.profile)).rejected
+        rejected = lexicon.rejected if not lexicon.rejected.empty else \
+            build_lexicon(LexiconConfig(profile=lexicon.profile), on_stage).rejected
         rejected.to_csv(rejected_to, index=False)

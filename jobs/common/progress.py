@@ -156,3 +156,30 @@ class Progress:
         tty = self._is_tty()
         print(line, file=self.stream or sys.stderr, end="" if tty else "\n", flush=True)
         self._drawn = tty
+
+
+@dataclass
+class Stages:
+    """Progress of work that comes in a few long steps (a lexicon build): a line as each step starts,
+    with the time the steps before took, and one when all are done. Called with a step's description."""
+
+    prog: str
+    quiet: bool = False
+    stream: TextIO | None = None  # None: the current sys.stderr
+    started: float = field(default_factory=time.monotonic)
+    count: int = 0
+
+    def _print(self, text: str) -> None:
+        if not self.quiet:
+            print(f"{self.prog}: {text}", file=self.stream or sys.stderr, flush=True)
+
+    def __call__(self, what: str) -> None:
+        self.count += 1
+        self._print(f"step {self.count}: {what} ({time.monotonic() - self.started:.1f} s so far)")
+
+    def note(self, text: str) -> None:
+        self._print(text)
+
+    def done(self) -> None:
+        if self.count:
+            self._print(f"done in {time.monotonic() - self.started:.1f} s")

@@ -28,10 +28,16 @@ def run(cfg: LexiconExportConfig, opts: RunOptions) -> str:
     from audit.geo.lexicon import LexiconConfig, apply_edits
     from audit.geo.profiles import build_lexicon
     from connectors.geo.lexicon import export_lexicon, load_lexicon, read_edits
+    from jobs.common.progress import Stages
 
-    lex = build_lexicon(LexiconConfig(profile=cfg.profile)) if cfg.rebuild else load_lexicon(cfg.profile)
+    stages = Stages("benchaudit geo lexicon", quiet=opts.log_level not in ("debug", "info"))
+    lex = build_lexicon(LexiconConfig(profile=cfg.profile), stages) if cfg.rebuild else load_lexicon(cfg.profile)
     if cfg.edits:
         lex = apply_edits(lex, read_edits(cfg.edits), cfg.edits)
-    export_lexicon(lex, cfg.to, cfg.rejected)
+    if cfg.rejected and lex.rejected.empty:
+        stages.note("listing rejected candidates rebuilds the lexicon (their reasons live with a build, not with the "
+                    "shipped artifact)")
+    export_lexicon(lex, cfg.to, cfg.rejected, stages)
+    stages.done()
     rejected = f"; rejected candidates → {cfg.rejected}" if cfg.rejected else ""
     return f"{lex.entries.num_rows:,} entries ({lex.profile}, sha256 {lex.sha256[:12]}…) → {cfg.to}{rejected}"

@@ -136,6 +136,10 @@ def test_geo_lexicon_export(tmp_path, capsys):
                  "--rejected", str(tmp_path / "rej.csv")]) == 0
     lex, rej = pd.read_csv(tmp_path / "lex.csv"), pd.read_csv(tmp_path / "rej.csv")
     assert "region" in set(lex.match_type) and {"alias", "reason"} <= set(rej.columns) and len(rej) > 100
+    err = capsys.readouterr().err.splitlines()  # the rebuild behind --rejected takes seconds: it says what it does
+    assert err[0].startswith("benchaudit geo lexicon: listing rejected candidates rebuilds the lexicon")
+    assert err[1].startswith("benchaudit geo lexicon: step 1: the extended lexicon from its sources (")
+    assert err[-1].startswith("benchaudit geo lexicon: done in ")
     assert main(["geo", "lexicon", "--to", str(tmp_path / "paper.parquet")]) == 0
     assert main(["geo", "lexicon", "--to", str(tmp_path / "paper.csv")]) == 0
     paper = pq.read_table(tmp_path / "paper.parquet").to_pandas()
