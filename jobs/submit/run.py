@@ -21,6 +21,7 @@ import os
 import shlex
 import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -147,6 +148,38 @@ def _check_out(out: str) -> None:
                           "URL (s3://BUCKET/audits) or an absolute path on a shared filesystem")
 
 
+def _setup_phase(env: dict) -> str:
+    """What the cluster does before the job starts, from the runtime env we sent."""
+    pip = env.get("pip")
+    packages = len(pip if isinstance(pip, list) else (pip or {}).get("packages", [])) if pip else 0
+    what = ["uploading and unpacking the working dir"] if env.get("working_dir") else []
+    if packages:
+        what.append(f"pip installing {packages} requirement(s) (the pip phase; minutes on a cold node)")
+    return "setting up the runtime env: " + ("; ".join(what) or "nothing to install")
+
+
+def wait_until_started(client, sid: str, env: dict, every_s: float = 10.0, poll_s: float = 1.0) -> str:
+    """Wait while the submission is PENDING (the cluster sets up its runtime env: working dir, pip), saying so
+    every ``every_s`` seconds with the time spent, instead of Ray's one "Runtime env is setting up."; returns
+    the status it reached."""
+    started = time.monotonic()
+    last = started
+    phase = _setup_phase(env)
+    print(f"submit: {phase}", file=sys.stderr, flush=True)
+    while True:
+        status = str(client.get_job_status(sid))
+        if status != "PENDING":
+            print(f"submit: the job is {status.lower()} after {time.monotonic() - started:.0f} s of set-up", file=sys.stderr,
+                  flush=True)
+            return status
+        if time.monotonic() - last >= every_s:
+            last = time.monotonic()
+            message = " ".join((client.get_job_info(sid).message or "").split())
+            print(f"submit: still {phase.split(': ', 1)[1].split(' (')[0]} ({last - started:.0f} s so far; the cluster says: "
+                  f"{message or 'pending'})", file=sys.stderr, flush=True)
+        time.sleep(poll_s)
+
+
 def _follow(client, sid: str) -> None:
     async def tail() -> None:
         async for chunk in client.tail_job_logs(sid):
@@ -182,6 +215,7 @@ def submit(cfg: SubmitOptions, opts: RunOptions) -> str:
     if not cfg.follow:
         return f"follow: benchaudit submit status --address {jobs_address(cfg.address)} --submission-id {sid}"
     try:
+        wait_until_started(client, sid, env)
         _follow(client, sid)
     except KeyboardInterrupt:
         print(f"\nstill running on the cluster; stop it with: benchaudit submit stop --submission-id {sid}", file=sys.stderr)

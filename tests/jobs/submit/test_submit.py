@@ -42,6 +42,9 @@ def test_geo_runs_on_the_cluster_logs_followed_run_fetched_and_a_scheduled_id_ru
     assert sid.startswith("geo-") and len(sid.split("-")[-1]) == 10
     assert f"run: {out}/geo/{sid}" in first.stdout
     assert "[geo] 80/80 rows" in first.stdout  # the job's own progress lines, streamed from the cluster
+    setup = [line for line in first.stderr.splitlines() if line.startswith("submit: ")]  # the set-up is not silent
+    assert setup[0] == "submit: setting up the runtime env: uploading and unpacking the working dir", setup
+    assert setup[-1].startswith("submit: the job is running after ") and setup[-1].endswith(" s of set-up"), setup
     assert f"fetched: {fetched / sid}" in first.stdout
     summary = json.loads((fetched / sid / "summary.json").read_text())
     manifest = json.loads((fetched / sid / "manifest.json").read_text())
