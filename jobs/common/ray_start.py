@@ -73,10 +73,26 @@ def _split(address: str, default_port: int) -> tuple[str, int]:
         raise JobError(f"--address {address}: expected HOST:PORT, ray://HOST:PORT or auto") from None
 
 
+def resolve_auto(timeout: float) -> str:
+    """The one Ray ``--address auto`` means (``RAY_ADDRESS``, else the cluster started on this machine), probed;
+    none, several, or a stale one is one line naming them, before Ray prints its own connection logs."""
+    from ray._private.services import canonicalize_bootstrap_address
+
+    try:
+        found = canonicalize_bootstrap_address("auto")
+    except ConnectionError as exc:  # "Found multiple active Ray instances: {...}"
+        raise JobError(f"--address auto: {one_line(exc).split('. ')[0]}; give the one to join as --address HOST:PORT") from None
+    if found is None:
+        raise JobError("--address auto: no Ray cluster runs on this machine (start one with 'ray start --head', give "
+                       "--address HOST:PORT, or leave --address out to start a local Ray)")
+    check_address(found, timeout)
+    return found
+
+
 def check_address(address: str, timeout: float) -> None:
     """Fail within ``timeout`` with one line naming the address, before any run directory exists."""
     if address == "auto":
-        return  # Ray reads the local cluster's address file and fails at once when there is none
+        return  # resolved by ``resolve_auto`` (it needs Ray's own lookup)
     if address.startswith(("http://", "https://")):
         raise JobError(f"--address {address}: that is a dashboard / job-submission address; give the GCS address "
                        "(HOST:6379), ray://HOST:10001, or submit the job with 'ray job submit'")
@@ -140,7 +156,8 @@ def init_ray(address: str | None, num_cpus: int | None = None, connect_timeout: 
     if joined:
         info = {"address": "already-initialized"}
     elif address:
-        _init(f"could not join the Ray at {address}", "rerun the command", address=address, log_to_driver=debug,
+        target = resolve_auto(connect_timeout) if address == "auto" else address
+        _init(f"could not join the Ray at {address}", "rerun the command", address=target, log_to_driver=debug,
               logging_level=logging.DEBUG if debug else logging.ERROR)
         info = {"address": address}
     elif num_cpus is None and (running := running_local_ray()):

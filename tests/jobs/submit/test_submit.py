@@ -94,3 +94,4 @@ def test_scheduled_ids_are_the_same_within_a_slot_and_differ_across():
     assert submission_id("reaudit-{week}", "reaudit", argv, monday_before) == "reaudit-2026-W48"
     assert submission_id("{job}-{date}-{hash}", "geo", argv, monday) == submission_id("{job}-{date}-{hash}", "geo", argv, monday)
     assert submission_id("{job}-{hash}", "geo", argv) != submission_id("{job}-{hash}", "geo", [*argv, "--seed", "1"])
+
