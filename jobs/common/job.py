@@ -20,9 +20,9 @@ from typing import Any
 from fsspec.core import url_to_fs
 from pydantic import BaseModel
 
-from connectors.runs.rundir import RunDir, join, read_json, write_json, write_parquet, write_text
+from connectors.runs.rundir import RunDir, join, new_run_id, read_json, write_json, write_parquet, write_text
 from connectors.runs.store import RunEntry, code_version, record_run, store_of
-from jobs.common.config import RunOptions, config_hash
+from jobs.common.config import RunOptions, config_hash, non_default_options
 from jobs.common.errors import JobError, format_traceback, is_transient, one_line
 from jobs.common.manifest import StageTimer, base_manifest
 from jobs.common.ray_start import init_ray
@@ -49,6 +49,7 @@ class JobRun:
         self.timer = timer or StageTimer()
         self.use_ray = use_ray
         self.hash = config_hash(payload)
+        self.options = non_default_options(config)
         self.ray_info: dict | None = None
         self.scan_result: ShardScan | None = None
         self.dir: RunDir | None = None
@@ -68,7 +69,10 @@ class JobRun:
         # here, so an address that does not answer fails before any run directory exists.
         if self.use_ray is True or (self.use_ray == "scan" and self.opts.address):
             self.start_ray()
-        self.dir = RunDir(self.opts.out, self.job, self.opts.run_id, self.payload, self.hash, self.opts.resume)
+        # A new run's id is made from the moment the job started (its recorded start), not from now:
+        # planning may have taken a while, and the id should say when the run began.
+        run_id = self.opts.run_id or (None if self.opts.resume else new_run_id(self.timer.start_time))
+        self.dir = RunDir(self.opts.out, self.job, run_id, self.payload, self.hash, self.opts.resume)
         try:
             self.record("incomplete")
         except BaseException:
@@ -111,7 +115,7 @@ class JobRun:
             run_id=self.dir.run_id, job=self.job, status=status, path=path or self.dir.partial,
             started_at=self.timer.started_at, finished_at=finished_at or (None if status == "incomplete" and error is None
                                                                          else datetime.now(timezone.utc).isoformat()),
-            config_hash=self.hash, code_version=self.code_version, inputs=inputs or {}, headline=headline or [],
+            config_hash=self.hash, config=self.options, code_version=self.code_version, inputs=inputs or {}, headline=headline or [],
             error=error, resumable=resumable))
 
     # -- work --------------------------------------------------------------------------------
