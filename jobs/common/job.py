@@ -15,6 +15,7 @@ inputs, code version and headline rows at commit, and ``failed`` (or ``incomplet
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from fsspec.core import url_to_fs
@@ -166,17 +167,19 @@ class JobRun:
         write_table(self.dir.partial, table, data, part, partition)
 
     # -- finish ------------------------------------------------------------------------------
-    def check_skips(self, rows_in: int, rows_out: int, skipped_rows: int, unread_rows: int, failed_inputs: list[dict]) -> dict:
+    def check_skips(self, rows_in: int, rows_out: int, skipped_rows: int, unread_rows: int, failed_inputs: list[dict],
+                    first_skip: str | None = None) -> dict:
         """Refuse to report success when too much was skipped; the numbers go in the manifest.
 
         Skipped share = (rows skipped by reason + rows left unread) / (rows read + rows left unread).
-        A run with no usable row is always an error.
+        A run with no usable row is always an error. ``first_skip``: the first skipped row's message
+        (file, row, field), named in the error so the user sees what to fix.
         """
         total = rows_in + unread_rows
         share = (skipped_rows + unread_rows) / total if total else 0.0
         limits = {"max_skipped": self.opts.max_skipped, "max_skipped_inputs": self.opts.max_skipped_inputs}
         facts = {"skipped_share": round(share, 6), "skipped_inputs": len(failed_inputs), **limits}
-        where = f"; partial results are in {self.dir.partial}"
+        where = (f"; first skipped: {first_skip}" if first_skip else "") + f"; partial results are in {self.dir.partial}"
         if rows_out == 0:
             raise JobError(f"{self.job}: no usable rows (read {rows_in:,}, skipped {skipped_rows:,}, unread {unread_rows:,}, "
                            f"inputs skipped {len(failed_inputs)}){where}")
@@ -186,8 +189,9 @@ class JobRun:
             raise JobError(f"{self.job}: {len(failed_inputs)} input(s) skipped, over --max-skipped-inputs "
                            f"{self.opts.max_skipped_inputs} (first: {what}){where}")
         if share > self.opts.max_skipped:
+            accept = math.ceil(share * 1000) / 1000  # the smallest limit, to 0.001, that would let this run succeed
             raise JobError(f"{self.job}: {share:.2%} of rows skipped or unread ({skipped_rows + unread_rows:,} of {total:,}), "
-                           f"over --max-skipped {self.opts.max_skipped:g}{where}")
+                           f"over --max-skipped {self.opts.max_skipped:g} (--max-skipped {accept:g} would accept it){where}")
         return facts
 
     def manifest(self, **extra: Any) -> dict:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.docs.cards import parse_croissant, parse_document, parse_hf_card
+from audit.docs.cards import DocumentError, parse_croissant, parse_document, parse_hf_card
 from connectors.docs import read_document
 
 CARDS = Path(__file__).parents[2] / "fixtures" / "docs" / "cards"
@@ -41,12 +41,22 @@ def test_template_card_keeps_only_real_text():
 
 
 def test_malformed_yaml_names_file_and_line():
-    with pytest.raises(ValueError, match=r"malformed_card\.md: malformed YAML front matter at line 5: mapping values"):
-        read_document(CARDS / "malformed_card.md")
-    with pytest.raises(ValueError, match=r"README\.md: YAML front matter opened on line 1 is never closed"):
+    """Each error names the file (and line) and carries a reason code the docs job counts it by."""
+    with pytest.raises(DocumentError, match=r"malformed_card\.md: malformed YAML front matter at line 5: mapping values") as e:
+        read_document(CARDS.parent / "malformed" / "malformed_card.md")
+    assert e.value.reason == "malformed_front_matter"
+    with pytest.raises(DocumentError, match=r"README\.md: YAML front matter opened on line 1 is never closed") as e:
         parse_hf_card("---\nlicense: mit\n# Title\n", "README.md")
-    with pytest.raises(ValueError, match=r"README\.md: YAML front matter must be a mapping"):
+    assert e.value.reason == "malformed_front_matter"
+    with pytest.raises(DocumentError, match=r"README\.md: YAML front matter must be a mapping") as e:
         parse_hf_card("---\n- a\n- b\n---\nbody\n", "README.md")
+    assert e.value.reason == "malformed_front_matter"
+    with pytest.raises(DocumentError, match=r"c\.json: malformed JSON at line 1, column 2") as e:
+        parse_croissant("{,}", "c.json")
+    assert e.value.reason == "invalid_json"
+    with pytest.raises(DocumentError, match=r"c\.json: Croissant metadata must be a JSON object, got list") as e:
+        parse_croissant("[1]", "c.json")
+    assert e.value.reason == "not_an_object"
 
 
 def test_croissant_rai_fields_and_iri_keys():
