@@ -17,13 +17,14 @@ VALUE_CHARS = 40  # a longer option value (a path, a list) is cut with "…" in 
 
 
 def value_text(value: Any) -> str:
-    """An option value for people: ``gazetteer``, ``200``, ``a,b``; a list of named entries by their names."""
+    """An option value for people: ``gazetteer``, ``200``, ``a,b``; a list of named entries by their
+    names; a path or URL by its last part (``rubric.yaml``: the whole one is in ``--json``)."""
     if isinstance(value, list) and value and all(isinstance(v, Mapping) and "name" in v for v in value):
         text = "[" + ",".join(str(v["name"]) for v in value) + "]"
     elif isinstance(value, list):
         text = ",".join(value_text(v) for v in value) or "none"
     elif isinstance(value, str):
-        text = value
+        text = value.rstrip("/").rsplit("/", 1)[-1] if "/" in value.rstrip("/") else value
     else:
         text = json.dumps(value, default=str)
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
@@ -60,10 +61,14 @@ def differences_text(diffs: Sequence[tuple[str, Any, Any]]) -> str:
 
 
 def config_groups(runs: Sequence[RunEntry]) -> dict[str, str]:
-    """Run id -> the label of its config among ``runs`` of one job: the options text when the runs
-    have more than one config, else "" (one config needs no label)."""
-    labels = {r.run_id: options_text(r.config) if r.config is not None else f"config {(r.config_hash or '?')[:8]}"
-              for r in runs}
+    """Run id -> the label of its config among ``runs`` of one job: the options that differ between
+    them (``per_outcome=3``; ``defaults`` for a run that left them all at the default), or "" for every
+    run when they share one config (one config needs no label)."""
+    known = [r.config for r in runs if r.config is not None]
+    varying = sorted({k for c in known for k in c if len({json.dumps(o.get(k), sort_keys=True, default=str)
+                                                          for o in known}) > 1})
+    labels = {r.run_id: options_text({k: r.config[k] for k in varying if k in r.config}) if r.config is not None
+              else f"config {(r.config_hash or '?')[:8]}" for r in runs}
     return labels if len(set(labels.values())) > 1 else {r.run_id: "" for r in runs}
 
 
