@@ -168,3 +168,31 @@ def test_template_prefilled_from_conventions_and_geo_runs(ray_local, tmp_path, c
                                    check=True).stdout
         assert all(flag in help_text for flag in (["--cards", "--reviews", "--resume"] if command == ["docs"] else
                                                   ["--conventions-run", "--geo-run", "--scorers-run", "--to"]))
+
+
+def test_the_documented_template_example_runs_against_the_default_runs(tmp_path, capsys):
+    """docs/docs-audit.md's ``docs template`` line, with ``<id>`` replaced by real runs of the default
+    geo (two corpora), conventions (two benchmarks) and scorers commands, runs as written; without the
+    corpus it says which corpora the run holds and the flag to give."""
+    from tests.test_readme import argv_of, page_commands
+
+    runs = tmp_path / "runs"
+    for job, extra in (("geo", ["--limit", "300", "--bootstrap", "0"]), ("conventions", ["--bootstrap", "200"]),
+                       ("scorers", ["--limit", "20", "--bootstrap", "200"])):
+        assert main([job, *extra, "--out", str(runs), "--run-id", "default"]) == 0
+    (line,) = [c for c in page_commands(Path(__file__).resolve().parents[3] / "docs" / "docs-audit.md")
+               if argv_of(c)[:2] == ["docs", "template"]]
+    argv = [a.replace("runs/", f"{runs}/").replace("<id>", "default").replace("TEMPLATE.md", str(tmp_path / "t.md"))
+            for a in argv_of(line)]
+    capsys.readouterr()
+    assert main(argv) == 0, capsys.readouterr().err
+    text = (tmp_path / "t.md").read_text()
+    geo, _ = load(str(runs / "geo" / "default"))
+    coverage = geo["corpora"]["coco2017_val"]["coverage"]
+    assert text.startswith("# User-centric documentation: truthfulqa")
+    assert f"- Items naming a country: {100 * coverage:.1f}%" in text and "mean change on valid variants" in text
+
+    corpus = argv.index("--geo-corpus")
+    assert main(argv[:corpus] + argv[corpus + 2:]) == 2
+    assert (f"{runs}/geo/default holds 2 corpora (cc3m_val, coco2017_val): choose the one this template documents with "
+            "--geo-corpus, e.g. --geo-corpus cc3m_val") in capsys.readouterr().err
