@@ -8,7 +8,7 @@ comparison or a trend only joins runs whose options agree: a ``gazetteer`` geo r
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from connectors.runs.store import RunEntry
@@ -56,7 +56,7 @@ def config_differences(base: RunEntry, run: RunEntry) -> list[tuple[str, Any, An
 
 
 def differences_text(diffs: Sequence[tuple[str, Any, Any]]) -> str:
-    """``limit 200 → 300; lexicon_profile paper → gazetteer``."""
+    """``limit 200 → 300; lexicon_profile default → gazetteer``."""
     return "; ".join(f"{k} {value_text(a)} → {value_text(b)}" for k, a, b in diffs)
 
 
@@ -84,7 +84,7 @@ def inputs_text(run: RunEntry, shown: int = 3) -> str:
     return ",".join(names[:shown]) + (f" (+{len(names) - shown})" if len(names) > shown else "")
 
 
-def headline_text(run: RunEntry, number, inputs: int = 2) -> str:
+def headline_text(run: RunEntry, number: Callable[[Any], str], inputs: int = 2) -> str:
     """The run's first headline metric, for its first inputs: ``coverage: coco2017_val 0.00516, cc3m_val 0.0107``."""
     rows = [h for h in run.headline if isinstance(h, Mapping)]
     if not rows:
