@@ -13,6 +13,7 @@ import pytest
 from tests.browser import load_page, require_browser
 from tests.jobs.history_runs import MODELS, TRACE_RUNS
 
+pytestmark = pytest.mark.browser  # (its runs start no Ray: traces, contamination from outcomes, geo and docs in the driver)
 WIDTH, SCREEN = 1280, 900
 
 # Everything measured with every <details> open (collapsed runs and plots laid out too).
