@@ -14,7 +14,7 @@ import fsspec
 import pandas as pd
 
 from audit.docs.agreement import parse_reviewer_scores
-from audit.docs.cards import Document, parse_document
+from audit.docs.cards import Document, DocumentError, parse_document
 from audit.docs.criteria import CRITERIA
 from connectors.io.fs import FileRef, expand
 
@@ -27,8 +27,16 @@ def _read_text(url: str, encoding: str) -> str:
 
 
 def read_document(url: str | os.PathLike) -> Document:
-    """Read and parse one documentation file (UTF-8): card, Croissant JSON-LD or Markdown datasheet."""
-    return parse_document(_read_text(str(url), "utf-8"), str(url))
+    """Read and parse one documentation file (UTF-8): card, Croissant JSON-LD or Markdown datasheet.
+
+    Bad bytes or a document that does not parse raise ``DocumentError`` with its reason code (a
+    ``connectors.io.read_report.SKIP_REASONS`` code): that document is bad, not the read.
+    """
+    try:
+        text = _read_text(str(url), "utf-8")
+    except UnicodeDecodeError as err:
+        raise DocumentError(f"{url}: not UTF-8 (byte {err.start}: {err.reason})", "invalid_utf8") from err
+    return parse_document(text, str(url))
 
 
 def read_reviewer_scores(url: str | os.PathLike, criteria: Sequence[str] = CRITERIA) -> pd.DataFrame:

@@ -29,7 +29,6 @@ import pandas as pd
 import pyarrow as pa
 import yaml
 
-from audit.coreset.validate import align_predictions
 from audit.traces.rubric import RubricStep
 from connectors.coreset.predictions import Predictions
 from connectors.coreset.targets import (
@@ -193,12 +192,40 @@ def read_traces(paths: list[str], columns: TraceColumns) -> Traces:
                   correct=correct, source=source, files=files)
 
 
+def _shown(values: np.ndarray, n: int = 5) -> str:
+    shown = ", ".join(repr(v) for v in np.asarray(values).tolist()[:n])
+    return shown + (f" (and {len(values) - n} more)" if len(values) > n else "")
+
+
+def traced_rows(pred: Predictions, traced: np.ndarray, design_ids: pd.Index, id_column: str, model: str) -> np.ndarray:
+    """The prediction row of each traced id of one model.
+
+    Why only the traced ids: the audit reads the verdicts of the traces it has, so a prediction file
+    needs those and no others (a design row nobody traced needs no prediction). Still refused: an id
+    twice (which prediction is the verdict?) and ids outside the design (the wrong file).
+    """
+    index = pd.Index(np.asarray(pred.ids))
+    if index.duplicated().any():
+        raise TargetError(f"{pred.source}: column {id_column!r} repeats {int(index.duplicated().sum())} id(s), e.g. "
+                          f"{_shown(index[index.duplicated()])}; expected one prediction per id")
+    outside = ~index.isin(design_ids)
+    if outside.any():
+        raise TargetError(f"{pred.source}: column {id_column!r} has {int(outside.sum())} id(s) not in the design, e.g. "
+                          f"{_shown(index[outside])}; expected design ids")
+    position = index.get_indexer(traced)
+    if (position < 0).any():
+        raise TargetError(f"{pred.source}: column {id_column!r} lacks a prediction for {int((position < 0).sum())} of the "
+                          f"{len(traced)} traced id(s) of model {model!r}, e.g. {_shown(traced[position < 0])}; expected "
+                          "one for every traced id (design rows without a trace need none)")
+    return position
+
+
 def join_verdicts(traces: Traces, design: pd.DataFrame, predictors: list[Predictions], columns: TraceColumns,
                   design_url: str) -> np.ndarray:
     """Verdict of each trace from the design's label and its model's prediction (True = correct).
 
     A prediction the file left empty (nothing returned, unparsable output) is an incorrect verdict:
-    the model did not answer. Each model needs one run; predictions must cover the design exactly.
+    the model did not answer. Each model needs one run, with a prediction for each id it traced.
     """
     by_name = {p.name: p for p in predictors}
     unknown = sorted(set(traces.models) - set(by_name))
@@ -217,10 +244,9 @@ def join_verdicts(traces: Traces, design: pd.DataFrame, predictors: list[Predict
         if len(pred.runs) != 1:
             raise TargetError(f"{pred.source}: predictor {name!r} has {len(pred.runs)} runs; the trace audit "
                               "joins one verdict per (id, model), so give one run per model")
-        order = align_predictions(design_index.to_numpy(), pred.ids, np.arange(len(pred.ids)), columns.id, pred.source)
-        right = pred.parsed[order, 0] & (pred.values[order, 0] == labels)
         mine = traces.models == name
-        correct[mine] = right[row[mine]]
+        at = traced_rows(pred, traces.ids[mine], design_index, columns.id, name)
+        correct[mine] = pred.parsed[at, 0] & (pred.values[at, 0] == labels[row[mine]])
     return correct
 
 

@@ -57,10 +57,17 @@ class PageLoad:
     images: int = 0
     dialogs: list[str] = field(default_factory=list)
     screenshot: Path | None = None
+    measured: object = None  # what ``measure`` returned
+    height: int = 0  # the page's full height in px, as loaded (collapsed parts closed)
 
 
-def load_page(path: Path, screenshot: str | None = None, width: int = 1200) -> PageLoad:
-    """Open ``path`` in a fresh profile, wait for it to settle, record it, and keep a full-page screenshot."""
+def load_page(path: Path, screenshot: str | None = None, width: int = 1200, measure: str | None = None) -> PageLoad:
+    """Open ``path`` in a fresh profile, wait for it to settle, record it, and keep a full-page screenshot.
+
+    ``measure``: a JavaScript function evaluated after every ``<details>`` is opened (so collapsed
+    tables and plots are laid out too); its result is ``PageLoad.measured``, and a second screenshot
+    ``<screenshot>-open`` shows the page opened.
+    """
     from playwright.sync_api import sync_playwright
 
     url = path.resolve().as_uri()
@@ -81,10 +88,16 @@ def load_page(path: Path, screenshot: str | None = None, width: int = 1200) -> P
             load.text = page.inner_text("body")
             load.scripts = page.locator("script").count()
             load.images = page.locator("img").count()
+            load.height = page.evaluate("document.documentElement.scrollHeight")
             if screenshot:
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                 load.screenshot = SCREENSHOTS / f"{screenshot}.png"
                 page.screenshot(path=str(load.screenshot), full_page=True)
+            if measure:
+                page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+                load.measured = page.evaluate(measure)
+                if screenshot:
+                    page.screenshot(path=str(SCREENSHOTS / f"{screenshot}-open.png"), full_page=True)
             return load
         finally:
             context.close()

@@ -6,7 +6,7 @@ or a datasheet answer; they need the text, where it is (section or field, line) 
 structured metadata. Three inputs are read:
 
 - Hugging Face dataset cards: ``README.md`` with YAML front matter between ``---`` lines
-  (malformed YAML is an error naming the file and the file line of the YAML problem);
+  (malformed YAML is a ``DocumentError`` naming the file and the file line of the YAML problem);
 - Croissant JSON-LD, including the responsible-AI vocabulary (``rai:``); keys written as full IRIs
   are compacted with the document's ``@context``; long string values also become passages whose
   "section" is the field name;
@@ -36,6 +36,15 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BOLD_LINE = re.compile(r"^\s*(?:[-*]\s+)?\*\*(.+?)\*\*:?\s*$")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _PASSAGE_MIN_CHARS = 40  # JSON string values shorter than this are metadata, not prose
+
+
+class DocumentError(ValueError):
+    """A document that cannot be parsed; ``reason`` says why in one code (``malformed_front_matter``,
+    ``invalid_json``, ``not_an_object``), so a job can count it like a bad row and go on."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -139,16 +148,18 @@ def parse_hf_card(text: str, source: str) -> Document:
         try:
             end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
         except StopIteration:
-            raise ValueError(f"{source}: YAML front matter opened on line 1 is never closed with '---'") from None
+            raise DocumentError(f"{source}: YAML front matter opened on line 1 is never closed with '---'",
+                                "malformed_front_matter") from None
         try:
             metadata = yaml.safe_load("\n".join(lines[1:end])) or {}
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f"line {mark.line + 2}" if mark is not None else f"lines 2-{end}"
             problem = getattr(err, "problem", None) or str(err)
-            raise ValueError(f"{source}: malformed YAML front matter at {where}: {problem}") from err
+            raise DocumentError(f"{source}: malformed YAML front matter at {where}: {problem}", "malformed_front_matter") from err
         if not isinstance(metadata, Mapping):
-            raise ValueError(f"{source}: YAML front matter must be a mapping, got {type(metadata).__name__}")
+            raise DocumentError(f"{source}: YAML front matter must be a mapping, got {type(metadata).__name__}",
+                                "malformed_front_matter")
         body_start = end + 1
     passages, heading = markdown_passages("\n".join(lines[body_start:]), first_line=body_start + 1)
     title = _scalar(metadata.get("pretty_name")) or heading or Path(source).stem
@@ -206,9 +217,10 @@ def parse_croissant(text: str, source: str) -> Document:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{source}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}") from err
+        raise DocumentError(f"{source}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}",
+                            "invalid_json") from err
     if not isinstance(data, Mapping):
-        raise ValueError(f"{source}: Croissant metadata must be a JSON object, got {type(data).__name__}")
+        raise DocumentError(f"{source}: Croissant metadata must be a JSON object, got {type(data).__name__}", "not_an_object")
     compact = _compact_keys(data, _namespaces(data.get("@context")))
     content = {k: v for k, v in compact.items() if k != "@context"}
     title = _scalar(content.get("name")) or Path(source).stem

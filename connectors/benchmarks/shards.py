@@ -33,6 +33,7 @@ class BenchmarkShard:
     start: int
     stop: int | None
     shard_id: str
+    size_bytes: int | None = None  # the file's stored size (None: a folder); sizes a shard whose rows are not counted
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,12 @@ def file_ref(url: str) -> FileRef:
     if fs.isdir(path):
         return FileRef(url, 0, fingerprint(expand(url, ("",))))
     return expand(url, ())[0]
+
+
+def _stored_bytes(url: str, ref: FileRef) -> int | None:
+    """The stored size of a file; None for a folder (an HF dataset), whose ``FileRef`` has no one size."""
+    fs, path = fsspec.core.url_to_fs(url)
+    return None if fs.isdir(path) else ref.size
 
 
 def _parquet_rows(url: str) -> int:
@@ -91,7 +98,7 @@ def plan_benchmark(spec: BenchmarkSpec, shard_items: int) -> BenchmarkPlan:
         rows = _parquet_rows(path) if fmt == "parquet" else None
         if rows is None:
             expected = None
-            shards.append(BenchmarkShard(name, path, 0, None, _shard_id(spec_key, ref, 0, None)))
+            shards.append(BenchmarkShard(name, path, 0, None, _shard_id(spec_key, ref, 0, None), _stored_bytes(path, ref)))
             continue
         expected = None if expected is None else expected + rows
         for start in range(0, rows, shard_items):

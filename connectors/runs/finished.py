@@ -50,7 +50,8 @@ def read_run_dirs(root: str) -> list:
                            if fs.exists(f"{run_dir}/summary.json") else {})
                 out.append(RunEntry(run_id=run_id, job=manifest.get("job", name), status="complete", path=run_dir,
                                     started_at=manifest.get("started_at"), finished_at=manifest.get("finished_at"),
-                                    config_hash=manifest.get("config_hash"), inputs=manifest.get("inputs") or {},
+                                    config_hash=manifest.get("config_hash"), config=manifest.get("config_non_default"),
+                                    inputs=manifest.get("inputs") or {},
                                     headline=summary.get("headline") or []))
             except (OSError, ValueError) as exc:  # a run directory edited by hand: left out, never fatal
                 log.warning("runs: skipping %s (%s)", run_dir, " ".join(str(exc).split()))

@@ -56,9 +56,13 @@ class RunDirError(RuntimeError):
     """A run directory that cannot be created or resumed as asked."""
 
 
-def new_run_id() -> str:
-    """Sortable and unique per invocation: UTC time to the millisecond plus 6 random hex digits."""
-    now = datetime.now(timezone.utc)
+def new_run_id(at: datetime | None = None) -> str:
+    """Sortable and unique per invocation: UTC time to the millisecond plus 6 random hex digits.
+
+    ``at``: the moment the run started (a job passes its start, so the id and the recorded start
+    time agree even when planning took a while); now when not given.
+    """
+    now = (at or datetime.now(timezone.utc)).astimezone(timezone.utc)
     return f"{now:%Y%m%dT%H%M%S}.{now.microsecond // 1000:03d}Z-{secrets.token_hex(3)}"
 
 

@@ -61,6 +61,7 @@ class RunEntry:
     started_at: str | None = None
     finished_at: str | None = None
     config_hash: str | None = None
+    config: dict[str, Any] | None = None  # the options that differ from the job's defaults (None: recorded before this field)
     code_version: str | None = None
     inputs: dict[str, Any] = field(default_factory=dict)  # name -> {fingerprint, files, ...} as the manifest has them
     headline: list[dict] = field(default_factory=list)  # summary.json's tidy rows {input, metric, value, ci_low, ci_high}

@@ -218,3 +218,15 @@ EXPORT_OPTIONS = ("log_level",)  # single-file exports (--to FILE)
 def config_hash(payload: dict) -> str:
     """Hash of the result-relevant configuration (run options excluded)."""
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def non_default_options(config: BaseModel) -> dict[str, Any]:
+    """The options of ``config`` that differ from its job's defaults, as JSON values (required fields
+    included): what tells two runs of one job apart (``lexicon_profile=gazetteer``), where the config
+    hash only says that they differ. The run store, ``runs list``/``compare`` and the index show it."""
+    dumped = config.model_dump(mode="json")
+    out = {}
+    for name, info in type(config).model_fields.items():
+        if info.is_required() or getattr(config, name) != info.get_default(call_default_factory=True):
+            out[name] = dumped[name]
+    return out

@@ -98,9 +98,30 @@ def _is_number_cell(cell: Any, html_text: str) -> bool:
     return bool(text) and bool(_NUMERIC.match(text)) and any(c.isdigit() for c in text)
 
 
+_VALUE_AND_INTERVAL = re.compile(r"^([^<\[]*[^<\[\s]) (\[[^<\]]*\])$")  # "95.0% [87.6, 99.6]"
+
+
+def _number_html(html_text: str) -> tuple[str, str]:
+    """(class, html) of a number cell: unwrapped, except that a value and its interval may go on two
+    lines when the table would otherwise be wider than the page."""
+    m = _VALUE_AND_INTERVAL.match(html_text)
+    if not m:
+        return "num", html_text
+    return "num split", f'<span class="nw">{m.group(1)}</span> <span class="nw">{m.group(2)}</span>'
+
+
+MANY_COLUMNS = 8  # a table with more columns narrows its prose columns, so all of them fit the page
+
+
+def _header(text: str) -> str:
+    """A column header that may wrap after ``→``, ``/``, ``_`` or ``-`` (``wrong→correct``), never mid-word."""
+    return re.sub(r"([→/_-])", r"\1<wbr>", esc(text))
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "", *, collapse_after: int = 30,
           full_table: str | None = None, what: str = "rows") -> str:
-    """A table; numbers right-aligned and unwrapped, prose left-aligned; longer than ``collapse_after``
+    """A table; numbers right-aligned and unwrapped (a value and its interval may split over two
+    lines where the page is too narrow for both), prose left-aligned; longer than ``collapse_after``
     rows it is collapsed behind a summary naming ``full_table`` (a ``data/<table>/`` path) when given.
 
     Cells: Python numbers are formatted with ``fmt``; strings are taken as ready HTML (escape data with
@@ -109,10 +130,16 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "", 
     cells = [[(c, c if isinstance(c, str) else fmt(c)) for c in r] for r in rows]
     numeric_cols = [bool(cells) and all(_is_number_cell(c, h) or h == "–" for c, h in (r[i] for r in cells if i < len(r)))
                     for i in range(len(headers))]
-    head = "".join(f'<th class="{"num" if numeric_cols[i] else "txt"}">{esc(h)}</th>' for i, h in enumerate(headers))
-    body = "".join("<tr>" + "".join(
-        f'<td class="{"num" if _is_number_cell(c, h) or (h == "–" and numeric_cols[i]) else "txt"}">{h}</td>'
-        for i, (c, h) in enumerate(r)) + "</tr>" for r in cells)
+    head = "".join(f'<th class="{"num" if numeric_cols[i] else "txt"}">{_header(h)}</th>' for i, h in enumerate(headers))
+
+    def td(i: int, c: Any, h: str) -> str:
+        if _is_number_cell(c, h) or (h == "–" and numeric_cols[i]):
+            klass, h = _number_html(h)
+            return f'<td class="{klass}">{h}</td>'
+        return f'<td class="txt">{h}</td>'
+
+    body = "".join("<tr>" + "".join(td(i, c, h) for i, (c, h) in enumerate(r)) + "</tr>" for r in cells)
+    cls = f"{cls} many".strip() if len(headers) > MANY_COLUMNS else cls
     html = f'<div class="wide"><table class="{esc(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
     if len(rows) <= collapse_after:
         return html
@@ -195,7 +222,7 @@ def _span(values: Sequence[float], log: bool) -> tuple[float, float]:
 def _svg(title: str, width: float, height: float) -> list[str]:
     return [f'<svg role="img" aria-label="{esc(title)}" width="{width:.0f}" height="{height:.0f}" '
             f'viewBox="0 0 {width:.0f} {height:.0f}" xmlns="http://www.w3.org/2000/svg" font-size="{FONT}">',
-            f'<text x="0" y="14" font-size="13" font-weight="bold">{esc(title)}</text>']
+            f'<text class="title" x="0" y="14" font-size="13" font-weight="bold">{esc(title)}</text>']
 
 
 def _empty(title: str, why: str = "nothing to plot") -> str:
@@ -424,46 +451,115 @@ def scatter(points: list[tuple[float, float, str]], title: str, xlabel: str | Ax
     return "".join(parts)
 
 
-def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, value_fmt: Callable[[float], str] = fmt,
-               width: int = 560, height: int = 220) -> str:
-    """One line per series over shared, ordered x labels (run times); x labels thinned so none overlap."""
-    xs_all = list(dict.fromkeys(x for points in series.values() for x, _ in points))
+def _integral(values: Sequence[float]) -> bool:
+    return all(float(v).is_integer() for v in values)
+
+
+def axis_format(ticks: Sequence[float], counts: bool) -> Callable[[float], str]:
+    """One format for every label of an axis: counts as whole numbers (``4``, ``10``, ``1,200``: never
+    ``4.000``, which reads as four thousand in half of Europe), other values with the fewest decimals
+    that write every tick exactly (``0.05, 0.10, 0.15``), thousands separated."""
+    if counts:
+        return lambda v: f"{round(v):,}"
+    decimals = next((d for d in range(0, 6) if all(abs(t * 10 ** d - round(t * 10 ** d)) < 1e-6 for t in ticks)), 6)
+    return lambda v: f"{0.0 if abs(v) < 0.5 * 10 ** -decimals else v:,.{decimals}f}"  # never "-0.0"
+
+
+def count_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """``nice_ticks`` for counts: whole numbers only, a step of at least one."""
+    return [t for t in nice_ticks(lo, hi, target) if float(t).is_integer()] or [float(round((lo + hi) / 2))]
+
+
+def _legend(names: Sequence[str], width: float, x0: float) -> list[tuple[float, int, str]]:
+    """Where each legend entry goes: ``(x, row, text)``, entries flowing left to right in rows that
+    fit ``width`` (a name too long for a row is cut with "…"; its line's tooltip has it whole)."""
+    room = width - x0 - 4
+    out, x, row = [], x0, 0
+    for name in names:
+        text = name
+        while text_width(text) + 14 > room and len(text) > 2:
+            text = text[:-2] + "…"
+        w = 14 + text_width(text) + 14
+        if x > x0 and x + w > width:
+            x, row = x0, row + 1
+        out.append((x, row, text))
+        x += w
+    return out
+
+
+def x_labels_shown(labels: Sequence[str], sx: Callable[[int], float]) -> list[tuple[int, str, str]]:
+    """``(index, label, anchor)`` of the x labels to draw: the first and the last always (anchored
+    inward), the ones between only where they clear their neighbours."""
+    def span(i: int, anchor: str) -> tuple[float, float]:
+        w = text_width(labels[i], 9)
+        x = sx(i)
+        return (x, x + w) if anchor == "start" else (x - w, x) if anchor == "end" else (x - w / 2, x + w / 2)
+
+    last = len(labels) - 1
+    ends = [(0, "start" if last else "middle")] + ([(last, "end")] if last else [])
+    chosen = [ends[0]]
+    limit = span(*ends[-1])[0] if last else math.inf
+    for i in range(1, last):
+        a, b = span(i, "middle")
+        if a > span(*chosen[-1])[1] + 6 and b + 6 < limit:
+            chosen.append((i, "middle"))
+    if last:
+        chosen.append(ends[-1])
+    return [(i, labels[i], anchor) for i, anchor in chosen]
+
+
+def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, value_fmt: Callable[[float], str] | None = None,
+               width: int = 560, plot_height: int = 150, x_order: Sequence[str] | None = None) -> str:
+    """One line per series over shared, ordered x labels (run times: ``x_order``, else as the series
+    first name them); x labels thinned so none overlap.
+
+    The legend sits under the plot in as many rows as its entries need and the chart grows with it,
+    so no number of series can push it over the title or squash the plot. The y axis takes one
+    format (``axis_format``): whole numbers when every value is a count, else the decimals its ticks
+    need; ``value_fmt`` overrides it for tick labels and tooltips alike.
+    """
+    named = set(x for points in series.values() for x, _ in points)
+    xs_all = [x for x in x_order if x in named] if x_order is not None else \
+        list(dict.fromkeys(x for points in series.values() for x, _ in points))
     values = [v for points in series.values() for _, v in points if not _missing(v)]
     if not values or len(xs_all) < 1:
         return _empty(title)
+    counts = _integral(values)
     ys = _span(values, False)
-    ya = Axis("", tick_label=value_fmt)
-    ytick_w = max(text_width(ya.text(t)) for t in ya.ticks(*ys))
-    legend_h = 16 * len(series)
-    box = (ytick_w + 14, 26, width - 12, height - 40 - legend_h)
+    ticks = count_ticks(*ys) if counts else nice_ticks(*ys)
+    value_fmt = value_fmt or axis_format(ticks, counts)
+    ytick_w = max(text_width(value_fmt(t)) for t in ticks)
+    left = ytick_w + 14
+    legend = _legend(list(series), width, left)
+    rows = (legend[-1][1] + 1) if legend else 0
+    box = (left, 26, width - 12, 26 + plot_height)
+    height = box[3] + 24 + 16 * rows + 4
     pos = {x: i for i, x in enumerate(xs_all)}
     n = max(len(xs_all) - 1, 1)
     sx = lambda i: box[0] + (i / n if len(xs_all) > 1 else 0.5) * (box[2] - box[0])  # noqa: E731
     sy = lambda y: box[3] - (y - ys[0]) / (ys[1] - ys[0]) * (box[3] - box[1])  # noqa: E731
     parts = _svg(title, width, height)
-    for t in ya.ticks(*ys):
+    for t in ticks:
         parts.append(f'<line x1="{box[0]}" y1="{sy(t):.1f}" x2="{box[2]}" y2="{sy(t):.1f}" stroke="#eee"/>'
-                     f'<text x="{box[0] - 5}" y="{sy(t) + 4:.1f}" text-anchor="end" fill="#555">{esc(ya.text(t))}</text>')
-    step = max(1, math.ceil(max(text_width(x, 9) for x in xs_all) + 8) * len(xs_all) // max(box[2] - box[0], 1) + 1)
-    last = len(xs_all) - 1
-    for x, i in pos.items():
-        if i % step == 0 or i == last and (i % step) * 2 > step:
-            anchor = "start" if i == 0 and last else "end" if i == last and last else "middle"  # the ends stay inside
-            parts.append(f'<text x="{sx(i):.1f}" y="{box[3] + 14}" font-size="9" text-anchor="{anchor}" fill="#555">{esc(x)}</text>')
+                     f'<text class="ytick" x="{box[0] - 5}" y="{sy(t) + 4:.1f}" text-anchor="end" fill="#555">'
+                     f'{esc(value_fmt(t))}</text>')
+    for i, x, anchor in x_labels_shown(xs_all, sx):
+        parts.append(f'<text x="{sx(i):.1f}" y="{box[3] + 14}" font-size="9" text-anchor="{anchor}" fill="#555">{esc(x)}</text>')
     parts.append(f'<rect x="{box[0]}" y="{box[1]}" width="{box[2] - box[0]}" height="{box[3] - box[1]}" fill="none" stroke="#999"/>')
-    palette = (BLUE, "#e08a3c", "#3c9e5f", RED, "#8e6bb8", "#6b6b6b")
-    for k, (name, points) in enumerate(series.items()):
+    palette = (BLUE, "#e08a3c", "#3c9e5f", RED, "#8e6bb8", "#6b6b6b", "#c5a100", "#2aa3b5", "#b5577f", "#7a9a3a")
+    for k, ((name, points), (lx, row, text)) in enumerate(zip(series.items(), legend)):
         colour = palette[k % len(palette)]
+        dash = "" if k < len(palette) else ' stroke-dasharray="5,3"'  # past ten series the colours repeat, dashed
         pts = [(sx(pos[x]), sy(v), x, v) for x, v in points if not _missing(v)]
         if len(pts) > 1:
-            parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="'
-                         + " ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in pts) + '"/>')
+            parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5"{dash} points="'
+                         + " ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in pts) + f'"><title>{esc(name)}</title></polyline>')
         for px, py, x, v in pts:
             parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour}"><title>{esc(name)} · {esc(x)}: '
-                         f'{esc(value_fmt(v))}</title></circle>')
-        y = height - legend_h + 16 * k + 4
-        parts.append(f'<rect x="{box[0]}" y="{y}" width="10" height="10" fill="{colour}"/>'
-                     f'<text x="{box[0] + 14}" y="{y + 9}">{esc(name)}</text>')
+                         f'{esc(value_fmt(v) if counts else fmt(v))}</title></circle>')
+        y = box[3] + 24 + 16 * row
+        parts.append(f'<g class="legend"><rect x="{lx:.1f}" y="{y}" width="10" height="10" fill="{colour}"/>'
+                     f'<text x="{lx + 14:.1f}" y="{y + 9}">{esc(text)}<title>{esc(name)}</title></text></g>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -501,8 +597,9 @@ body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;padding:
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.9rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;vertical-align:top}
 th{background:#f2f2f2} .num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums} .txt{text-align:left}
-th.num{white-space:normal} .wide{overflow-x:auto;max-width:100%}
+th.num{white-space:normal} td.split{white-space:normal} .nw{white-space:nowrap} .wide{overflow-x:auto;max-width:100%}
 td.txt{max-width:32rem;overflow-wrap:break-word} .long{overflow-wrap:anywhere}
+table.many td.txt{max-width:14rem} table.many th,table.many td{padding:.25rem .35rem}
 section{border-top:2px solid #4a78a8;margin-top:2rem;padding-top:.5rem}
 .note{color:#555;font-size:.9rem} .warn{color:#8a4b00;background:#fff4e0;border-left:4px solid #e08a3c;padding:.3rem .6rem}
 .flex{display:flex;flex-wrap:wrap;gap:2rem;align-items:flex-start} svg{max-width:100%;height:auto}
@@ -511,12 +608,23 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;font-size:.
 dd{margin:0} nav.links{font-size:.9rem;margin-bottom:1rem}
 footer{margin-top:3rem;border-top:1px solid #ccc;padding-top:.5rem;color:#555;font-size:.85rem}
 pre{white-space:pre-wrap;font-size:.8rem;background:#f7f7f7;padding:.5rem}
+body.wide{max-width:1500px}
+table.runs{table-layout:fixed;width:100%;margin-bottom:.5rem} table.runs td{overflow:hidden}
+table.runs th:nth-child(1){width:15.5rem} table.runs th:nth-child(2){width:6rem} table.runs th:nth-child(3){width:9.5rem}
+table.runs th:nth-child(4){width:20%} table.runs th:nth-child(5){width:12%} table.runs td:nth-child(1){white-space:nowrap}
+table.runs .rows{display:block;overflow-wrap:break-word}
+.clip{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+details.cell{margin:0} details.cell>summary{white-space:nowrap;overflow:hidden} details.cell[open]>summary{margin-bottom:.2rem}
+details.cell>summary .clip{display:inline-block;max-width:calc(100% - 1.2em);vertical-align:bottom}
+h2 small{font-weight:normal;color:#555;font-size:.8rem} section h2{margin:.2rem 0 .3rem}
 """
 
 
-def page(title: str, body: str, run: RunInfo | None = None) -> str:
-    """A whole report: title, links to the run's files (with ``run``), body, footer with config and seed."""
+def page(title: str, body: str, run: RunInfo | None = None, wide: bool = False) -> str:
+    """A whole report: title, links to the run's files (with ``run``), body, footer with config and seed.
+    ``wide``: use the screen's width (up to 1,500 px) instead of a reading column (the index's tables)."""
     head = _links(run) if run else ""
     foot = _footer(run) if run else ""
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-            f"<style>{STYLE}</style></head><body><h1>{esc(title)}</h1>{head}{body}{foot}</body></html>")
+            f'<style>{STYLE}</style></head><body{" class=wide" if wide else ""}><h1>{esc(title)}</h1>{head}{body}{foot}'
+            "</body></html>")

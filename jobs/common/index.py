@@ -2,40 +2,68 @@
 
 Written after every run (``JobRun.commit``) and by ``benchaudit report index``. Runs come from the
 run store (``connectors.runs.store``) and, for runs it does not hold, from the run directories
-themselves (``connectors.runs.finished.list_all_runs``). A trend plot is drawn per job and headline metric
-with one line per input (benchmark, corpus, model), over the complete runs that report it.
+themselves (``connectors.runs.finished.list_all_runs``). Each run is one line (its options, inputs and
+first headline metric; the rest of its headline and a stopped run's error behind it), a job's
+older runs and its trends one click away, so a root of 20 runs reads in about one screen. A trend
+plot is drawn per job and headline metric with one line per input (benchmark, corpus, model) and
+configuration, over the complete runs that report it.
 """
 from __future__ import annotations
 
 import logging
 import os
 import posixpath
+import re
 from collections import defaultdict
 
 from connectors.runs.finished import list_all_runs
 from connectors.runs.rundir import join, write_text
+from jobs.common.history import config_groups, inputs_text, options_text
 from jobs.common.html import esc, fmt, interval, line_chart, note, page, table
 
 log = logging.getLogger(__name__)
-HEADLINE_SHOWN = 6  # headline rows shown per run in the table (all of them are in summary.json)
+SHOWN_RUNS = 8  # newest runs per job in the open table; the older ones are one click away
+HEADLINE_SHOWN = 12  # headline rows behind a run's first one (all of them are in summary.json)
 
 
 def _when(stamp: str | None) -> str:
     return (stamp or "")[:19].replace("T", " ") or "–"
 
 
-def _inputs(run) -> str:
-    """The run's inputs as its headline names them (benchmarks, corpora, models), else the manifest's keys."""
-    names = list(dict.fromkeys(h["input"] for h in run.headline)) or (list(run.inputs) if isinstance(run.inputs, dict) else [])
-    shown = ", ".join(names[:4]) + (f" (+{len(names) - 4})" if len(names) > 4 else "")
-    return f'<span class="long">{esc(shown)}</span>' if shown else "–"
+def breakable(name: str) -> str:
+    """A metric or input name that may wrap only after its ``.``/``_``/``-`` separators, never mid-word."""
+    return re.sub(r"([._/-])", r"\1<wbr>", esc(name))
+
+
+def _clip(text: str, html: str | None = None) -> str:
+    """One line, cut with "…" where the column ends; the whole text in the tooltip."""
+    return f'<span class="clip" title="{esc(text)}">{html if html is not None else esc(text)}</span>' if text else "–"
+
+
+def _headline_row(r: dict, name=breakable) -> str:
+    ci = f" {interval(r['ci_low'], r['ci_high'])}" if r.get("ci_low") is not None else ""
+    return f"{name(str(r['input']))} · {name(str(r['metric']))} = {fmt(r['value'])}{ci}"
 
 
 def _headline_cell(rows: list[dict]) -> str:
-    parts = [f"{esc(r['input'])} · {esc(r['metric'])} = {fmt(r['value'])}"
-             + (f" {interval(r['ci_low'], r['ci_high'])}" if r.get("ci_low") is not None else "") for r in rows[:HEADLINE_SHOWN]]
-    more = f"<br>… {len(rows) - HEADLINE_SHOWN} more in summary.json" if len(rows) > HEADLINE_SHOWN else ""
-    return f'<span class="long">{"<br>".join(parts)}{more}</span>' if parts else "–"
+    """The first headline row on the line (cut where the column ends: Chromium wraps at ``<wbr>`` even
+    in a line that must not wrap, so that one has none); the others behind it, one click away."""
+    if not rows:
+        return "–"
+    first = _headline_row(rows[0], esc)
+    if len(rows) == 1:
+        return _clip(re.sub(r"<[^>]+>", "", first), first)
+    rest = "<br>".join(_headline_row(r) for r in rows[1:HEADLINE_SHOWN + 1])
+    more = f"<br>… {len(rows) - 1 - HEADLINE_SHOWN} more in summary.json" if len(rows) > HEADLINE_SHOWN + 1 else ""
+    return (f'<details class="cell"><summary><span class="clip">{first} (+{len(rows) - 1})</span></summary>'
+            f'<span class="rows">{rest}{more}</span></details>')
+
+
+def _status(r) -> str:
+    """The status; a stopped run's error behind it, so a long message never squeezes the other columns."""
+    if not r.error:
+        return esc(r.status)
+    return f'<details class="cell"><summary>{esc(r.status)}</summary><span class="long">{esc(r.error)}</span></details>'
 
 
 def _relative(root: str, path: str) -> str:
@@ -45,53 +73,67 @@ def _relative(root: str, path: str) -> str:
 
 
 def _x_labels(runs: list) -> dict[str, str]:
-    """Each run's place on a trend's x axis: its start time (to the second), its id too when two share one."""
+    """Each run's place on a trend's x axis: its start time to the second, to the millisecond when two
+    runs share a second (the id too if they share that)."""
     when = {r.run_id: _when(r.started_at)[5:19] for r in runs}
+    if len(set(when.values())) < len(when):
+        when = {r.run_id: (r.started_at or "")[5:23].replace("T", " ") for r in runs}
     shared = {t for t in when.values() if list(when.values()).count(t) > 1}
     return {rid: f"{t} {rid}" if t in shared else t for rid, t in when.items()}
 
 
 def _trends(job: str, runs: list) -> list[str]:
+    """A plot per headline metric, one line per input *and config*: runs with other options measure
+    something else, so their points are never joined into one line."""
     series: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
     done = sorted((r for r in runs if r.status == "complete"), key=lambda e: (e.started_at or "", e.run_id))
-    x = _x_labels(done)
+    x, configs = _x_labels(done), config_groups(done)
     for r in done:
         for h in r.headline:
             if isinstance(h.get("value"), (int, float)) and not isinstance(h.get("value"), bool):
-                series[h["metric"]][h["input"]].append((x[r.run_id], h["value"]))
+                name = f"{h['input']} · {configs[r.run_id]}" if configs[r.run_id] else str(h["input"])
+                series[h["metric"]][name].append((x[r.run_id], h["value"]))
     charts = []
     for metric, by_input in series.items():
         if max(len(v) for v in by_input.values()) < 2:
             continue  # a trend needs two runs
-        charts.append(line_chart(dict(by_input), f"{job} · {metric}", width=500))
+        charts.append(line_chart(dict(by_input), f"{job} · {metric}", width=520, x_order=[x[r.run_id] for r in done]))
     return charts
+
+
+def _runs_table(root: str, rows: list) -> str:
+    cells = []
+    for r in rows:
+        rel = _relative(root, r.path)
+        link = f'<a href="{esc(rel)}/report.html">{esc(r.run_id)}</a>' if r.status == "complete" else esc(r.run_id)
+        cells.append([link, _status(r), esc(_when(r.started_at)), _clip(options_text(r.config)), _clip(inputs_text(r, 8)),
+                      _headline_cell(r.headline)])
+    return table(["run", "status", "started (UTC)", "options", "inputs", "headline"], cells, "runs",
+                 collapse_after=len(cells))
 
 
 def render_index(root: str, runs: list) -> str:
     by_job: dict[str, list] = defaultdict(list)
     for r in runs:
         by_job[r.job].append(r)
-    body = [note(f"Run root {root}: {len(runs):,} run(s) of {len(by_job)} job(s). Each row links its report; headline "
-                 "metrics are the few numbers a job's summary.json tracks across runs (intervals in brackets).")]
+    body = [note(f"Run root {root}: {len(runs):,} run(s) of {len(by_job)} job(s), newest first. Each run links its "
+                 "report; options are those that differ from the job's defaults; a run's first headline metric is on "
+                 "its line, the others (and a stopped run's error) one click away.")]
     if not runs:
         body.append("<p>No runs yet.</p>")
     for job, rows in sorted(by_job.items()):
-        body.append(f"<section><h2>{esc(job)}</h2>")
         newest = sorted(rows, key=lambda e: (e.started_at or "", e.run_id), reverse=True)
-        cells = []
-        for r in newest:
-            rel = _relative(root, r.path)
-            link = f'<a href="{esc(rel)}/report.html">{esc(r.run_id)}</a>' if r.status == "complete" else esc(r.run_id)
-            status = esc(r.status) + (f": {esc(r.error)}" if r.error else "")
-            cells.append([link, status, esc(_when(r.started_at)), esc(_when(r.finished_at)), _inputs(r),
-                          _headline_cell(r.headline)])
-        body.append(table(["run", "status", "started (UTC)", "finished (UTC)", "inputs", "headline"], cells,
-                          collapse_after=40, what="runs"))
+        body.append(f"<section><h2>{esc(job)} <small>{len(rows):,} run(s)</small></h2>")
+        body.append(_runs_table(root, newest[:SHOWN_RUNS]))
+        if len(newest) > SHOWN_RUNS:
+            body.append(f"<details><summary>Show {len(newest) - SHOWN_RUNS:,} older {esc(job)} run(s)</summary>"
+                        f"{_runs_table(root, newest[SHOWN_RUNS:])}</details>")
         charts = _trends(job, rows)
         if charts:
-            body.append('<h3>Trends across runs</h3><div class="flex">' + "".join(charts) + "</div>")
+            body.append(f'<details class="trends"><summary>Trends across runs: {len(charts)} plot(s), one line per input '
+                        f'and configuration</summary><div class="flex">{"".join(charts)}</div></details>')
         body.append("</section>")
-    return page("benchaudit runs", "".join(body))
+    return page("benchaudit runs", "".join(body), wide=True)
 
 
 def write_index(root: str, to: str | None = None) -> tuple[str, int]:

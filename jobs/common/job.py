@@ -18,15 +18,16 @@ inputs, code version and headline rows at commit, and ``failed`` (or ``incomplet
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from fsspec.core import url_to_fs
 from pydantic import BaseModel
 
 from connectors.runs.output import check_run_root
-from connectors.runs.rundir import RunDir, join, read_json, write_json, write_parquet, write_text
+from connectors.runs.rundir import RunDir, join, new_run_id, read_json, write_json, write_parquet, write_text
 from connectors.runs.store import RunEntry, code_version, drop_run, record_run, store_of
-from jobs.common.config import RunOptions, config_hash
+from jobs.common.config import RunOptions, config_hash, non_default_options
 from jobs.common.errors import JobError, format_traceback, is_transient, one_line
 from jobs.common.manifest import StageTimer, base_manifest
 from jobs.common.ray_start import RayStartError, init_ray
@@ -53,6 +54,7 @@ class JobRun:
         self.timer = timer or StageTimer()
         self.use_ray = use_ray
         self.hash = config_hash(payload)
+        self.options = non_default_options(config)
         self.ray_info: dict | None = None
         self.scan_result: ShardScan | None = None
         self.dir: RunDir | None = None
@@ -73,7 +75,10 @@ class JobRun:
         # here, so an address that does not answer fails before any run directory exists.
         if self.use_ray is True or (self.use_ray == "scan" and self.opts.address):
             self.start_ray()
-        self.dir = RunDir(self.opts.out, self.job, self.opts.run_id, self.payload, self.hash, self.opts.resume)
+        # A new run's id is made from the moment the job started (its recorded start), not from now:
+        # planning may have taken a while, and the id should say when the run began.
+        run_id = self.opts.run_id or (None if self.opts.resume else new_run_id(self.timer.start_time))
+        self.dir = RunDir(self.opts.out, self.job, run_id, self.payload, self.hash, self.opts.resume)
         try:
             self.record("incomplete")
         except BaseException:
@@ -127,7 +132,7 @@ class JobRun:
             run_id=self.dir.run_id, job=self.job, status=status, path=path or self.dir.partial,
             started_at=self.timer.started_at, finished_at=finished_at or (None if status == "incomplete" and error is None
                                                                          else datetime.now(timezone.utc).isoformat()),
-            config_hash=self.hash, code_version=self.code_version, inputs=inputs or {}, headline=headline or [],
+            config_hash=self.hash, config=self.options, code_version=self.code_version, inputs=inputs or {}, headline=headline or [],
             error=error, resumable=resumable))
 
     # -- work --------------------------------------------------------------------------------
@@ -178,17 +183,19 @@ class JobRun:
         write_table(self.dir.partial, table, data, part, partition)
 
     # -- finish ------------------------------------------------------------------------------
-    def check_skips(self, rows_in: int, rows_out: int, skipped_rows: int, unread_rows: int, failed_inputs: list[dict]) -> dict:
+    def check_skips(self, rows_in: int, rows_out: int, skipped_rows: int, unread_rows: int, failed_inputs: list[dict],
+                    first_skip: str | None = None) -> dict:
         """Refuse to report success when too much was skipped; the numbers go in the manifest.
 
         Skipped share = (rows skipped by reason + rows left unread) / (rows read + rows left unread).
-        A run with no usable row is always an error.
+        A run with no usable row is always an error. ``first_skip``: the first skipped row's message
+        (file, row, field), named in the error so the user sees what to fix.
         """
         total = rows_in + unread_rows
         share = (skipped_rows + unread_rows) / total if total else 0.0
         limits = {"max_skipped": self.opts.max_skipped, "max_skipped_inputs": self.opts.max_skipped_inputs}
         facts = {"skipped_share": round(share, 6), "skipped_inputs": len(failed_inputs), **limits}
-        where = f"; partial results are in {self.dir.partial}"
+        where = (f"; first skipped: {first_skip}" if first_skip else "") + f"; partial results are in {self.dir.partial}"
         if rows_out == 0:
             raise JobError(f"{self.job}: no usable rows (read {rows_in:,}, skipped {skipped_rows:,}, unread {unread_rows:,}, "
                            f"inputs skipped {len(failed_inputs)}){where}")
@@ -198,8 +205,9 @@ class JobRun:
             raise JobError(f"{self.job}: {len(failed_inputs)} input(s) skipped, over --max-skipped-inputs "
                            f"{self.opts.max_skipped_inputs} (first: {what}){where}")
         if share > self.opts.max_skipped:
+            accept = math.ceil(share * 1000) / 1000  # the smallest limit, to 0.001, that would let this run succeed
             raise JobError(f"{self.job}: {share:.2%} of rows skipped or unread ({skipped_rows + unread_rows:,} of {total:,}), "
-                           f"over --max-skipped {self.opts.max_skipped:g}{where}")
+                           f"over --max-skipped {self.opts.max_skipped:g} (--max-skipped {accept:g} would accept it){where}")
         return facts
 
     def manifest(self, **extra: Any) -> dict:

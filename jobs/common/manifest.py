@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel
 
-from jobs.common.config import RunOptions
+from jobs.common.config import RunOptions, non_default_options
 from jobs.common.ray_start import package_versions
 
 
@@ -16,7 +16,8 @@ class StageTimer:
 
     def __init__(self) -> None:
         self.started = time.monotonic()
-        self.started_at = datetime.now(timezone.utc).isoformat()
+        self.start_time = datetime.now(timezone.utc)  # the run's id is made from this moment too
+        self.started_at = self.start_time.isoformat()
         self.seconds: dict[str, float] = {}
 
     @contextmanager
@@ -33,12 +34,14 @@ class StageTimer:
 
 def base_manifest(job: str, run_id: str, config: BaseModel, opts: RunOptions, config_hash: str, seed: int | None,
                   timer: StageTimer, ray_info: dict | None) -> dict:
-    """What every manifest holds: job, config (with ``limit``), run options, seed, versions, Ray, times."""
+    """What every manifest holds: job, config (with ``limit``; and the options that differ from the
+    job's defaults), run options, seed, versions, Ray, times."""
     dumped = config.model_dump()
     return {
         "job": job,
         "run_id": run_id,
         "config": dumped,
+        "config_non_default": non_default_options(config),
         "limit": dumped.get("limit"),
         "run_options": opts.model_dump(),
         "config_hash": config_hash,

@@ -46,6 +46,7 @@ class Shard:
     expected_rows: int | None = None
     limit: int | None = None  # --limit: read at most this many rows of the shard
     estimated: bool = False  # expected_rows is an expectation from the bytes (lines, tar samples), not a footer count
+    size_bytes: int | None = None  # the stored size of its file: what sizes a shard whose rows are unknown up front
 
 
 @dataclass
@@ -132,12 +133,15 @@ def read_live_rows(partial_dir: str, running: set[str]) -> int:
 class ShardTask:
     """What a job supplies: ``setup`` once per worker, ``process`` per shard (see the module doc).
 
-    ``local_rows``: with ``--executor auto``, a plan of at most this many expected rows (all known
-    up front) runs in the driver process, without starting Ray: for small inputs Ray's start-up
-    costs more than the work. Set it from the stage's speed: the rows one core does in ~2 s.
+    ``local_rows``: with ``--executor auto``, a plan of at most this many expected rows runs in the
+    driver process, without starting Ray: for small inputs Ray's start-up costs more than the work.
+    Set it from the stage's speed: the rows one core does in ~2 s. ``local_bytes``: shards whose rows
+    are not known up front (a JSON document, a compressed text release) count by their stored bytes
+    instead, within this budget (4 MiB: ~10,000 benchmark items).
     """
 
     local_rows: int = 100_000
+    local_bytes: int = 4 << 20
 
     def setup(self) -> None:
         """Build per-worker state; the default has none."""
@@ -278,8 +282,9 @@ def choose_executor(opts: RunOptions, shards: list[Shard], task: ShardTask) -> s
     """``local`` (in this process, no Ray) or ``ray``.
 
     ``--executor auto`` runs locally only when that cannot be slower: no ``--address``, no Ray
-    already running in this process, and a plan whose every shard size is known with at most
-    ``task.local_rows`` rows in all.
+    already running in this process, and a plan whose every shard is sized, with at most
+    ``task.local_rows`` rows in all and, for shards whose rows are unknown up front, at most
+    ``task.local_bytes`` stored bytes.
     """
     if opts.executor != "auto":
         return opts.executor
@@ -288,8 +293,12 @@ def choose_executor(opts: RunOptions, shards: list[Shard], task: ShardTask) -> s
     ray = sys.modules.get("ray")
     if opts.address or (ray is not None and ray.is_initialized()):
         return "ray"
-    sizes = [s.expected_rows if s.limit is None else min(s.limit, s.expected_rows or s.limit) for s in shards]
-    return "local" if None not in sizes and sum(sizes) <= task.local_rows else "ray"
+    sizes = [_planned(s) for s in shards]
+    unsized = [s for s, rows in zip(shards, sizes) if rows is None]
+    if any(s.size_bytes is None for s in unsized):
+        return "ray"
+    small = sum(r for r in sizes if r is not None) <= task.local_rows and sum(s.size_bytes for s in unsized) <= task.local_bytes
+    return "local" if small else "ray"
 
 
 def _planned(s: Shard) -> int | None:

@@ -53,9 +53,9 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
                                           "once per --worker-model in the same order")
     model_settings: Annotated[ModelSettings, Flag(MODELS, metavar="JSON|FILE", default_text="none")] = Field(
         default_factory=dict, description=MODEL_SETTINGS_HELP)
-    max_routers: Annotated[int, Flag(ROUTING, metavar="M")] = Field(
-        DEFAULT_M, ge=1, description="noisy settings r = 1..M parallel routers (with --outcomes: the M expected; default "
-                                     "there: the largest r in the table)")
+    max_routers: Annotated[int, Flag(ROUTING, metavar="M", default_text=f"{DEFAULT_M}; with --outcomes: the largest r in "
+                                                                        "the table")] = Field(
+        DEFAULT_M, ge=1, description="noisy settings r = 1..M parallel routers (with --outcomes: the M expected)")
     independent: Annotated[bool, Flag(ROUTING)] = Field(
         False, description="fresh routers for every r (M(M+1)/2 noisy router calls per question and router model) instead "
                            "of the nested design (r uses the first r of M router outputs: M calls)")

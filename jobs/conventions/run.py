@@ -165,7 +165,8 @@ def _summary(cfg: ConventionsConfig, run_id: str, summaries: list[BenchmarkSumma
 
 def _shards(plans: dict[str, BenchmarkPlan], specs: dict[str, BenchmarkSpec]) -> list[Shard]:
     """Item counts are known up front for Parquet (the planner's ranges); a JSON Lines or CSV file gets an
-    expectation from its lines; other formats (a JSON array, HF folders, 6-line text) stay unknown."""
+    expectation from its lines; other formats (a JSON array, HF folders, 6-line text) stay unknown and
+    are sized by their stored bytes (so the shipped DROP JSON does not start Ray)."""
     out = []
     for name, p in plans.items():
         lines = {s.url: fmt for s in p.shards if s.stop is None and (fmt := _line_format(specs[name], s.url))}
@@ -175,7 +176,7 @@ def _shards(plans: dict[str, BenchmarkPlan], specs: dict[str, BenchmarkSpec]) ->
         for s in p.shards:
             counted = counts.get(s.url) if s.stop is None else None
             rows = (s.stop - s.start) if s.stop is not None else (counted.rows if counted else None)
-            out.append(Shard(s.shard_id, name, s.url, asdict(s), rows, estimated=counted is not None))
+            out.append(Shard(s.shard_id, name, s.url, asdict(s), rows, estimated=counted is not None, size_bytes=s.size_bytes))
     return out
 
 

@@ -58,7 +58,8 @@ def _agreement(block: dict, titles: dict[str, str]) -> str:
 def render_docs_report(summary: dict, run: RunInfo | None = None) -> str:
     titles = {c["name"]: c["title"] for c in summary["criteria"]}
     names = [c["name"] for c in summary["criteria"]]
-    body = [note(f"{len(summary['resources'])} resources. {CAVEAT}"), definitions(DEFINITIONS)]
+    skipped = f" ({len(summary['skipped'])} more skipped: they do not parse; listed below)" if summary.get("skipped") else ""
+    body = [note(f"{len(summary['resources'])} resources{skipped}. {CAVEAT}"), definitions(DEFINITIONS)]
     for who, rows in summary["summary_tables"].items():
         label = "proposed scores" if who == "benchaudit" else f"annotator {who}"
         body.append(f"<h2>Six-criterion summary: {esc(label)}</h2>" + _summary_table(rows))
@@ -68,6 +69,10 @@ def render_docs_report(summary: dict, run: RunInfo | None = None) -> str:
           *[f"{r['proposed'][n]} ({r['n_evidence'][n]} evidence)" for n in names]] for r in summary["resources"]]))
     if summary["agreement"]:
         body.append(_agreement(summary["agreement"], titles))
+    if summary.get("skipped"):
+        body.append("<h2>Documents that do not parse (skipped, counted in the manifest by reason)</h2>" + table(
+            ["resource", "file", "reason", "error"],
+            [[esc(d["resource"]), esc(d["file"]), esc(d["reason"]), esc(d["error"])] for d in summary["skipped"]]))
     if summary["failed"]:
         body.append("<h2>Unreadable documents (skipped)</h2>" + table(
             ["file", "error"], [[esc(f["file"]), esc(f["error"])] for f in summary["failed"]]))

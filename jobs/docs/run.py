@@ -2,7 +2,10 @@
 
 Wiring only. The driver finds the documentation files and reads the reviewer sheets (bad scores
 fail before any work, naming file, line and field); each ``DocsTask`` parses one document
-(``connectors.docs``) and proposes a score with its evidence per criterion (``audit.docs``). The
+(``connectors.docs``) and proposes a score with its evidence per criterion (``audit.docs``). A
+document that does not parse (malformed YAML front matter, broken JSON, bad bytes) costs that
+document only, like a bad row elsewhere: it is counted by reason, named in the report and the
+manifest, and the run succeeds while the skipped share stays within ``--max-skipped``. The
 driver writes the evidence and a pre-filled reviewer sheet, and computes the six-criterion summary
 (proposals and each annotator) and the agreement between annotators (Cohen's kappa per criterion
 and overall, exact agreement, every disagreement) and between the proposals and each annotator.
@@ -14,10 +17,12 @@ import hashlib
 import pandas as pd
 
 from audit.docs.agreement import agreement, pairwise_agreement
+from audit.docs.cards import DocumentError
 from audit.docs.criteria import RULES, assess_document, evidence_table, proposals_table
 from audit.docs.summary import ALL_CRITERIA, criteria_summary
 from connectors.docs import find_documents, read_document, read_reviewer_scores
 from connectors.io.fs import fingerprint
+from connectors.io.read_report import ReadReport
 from connectors.runs.tables import input_root, relative_source
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
@@ -38,7 +43,13 @@ class DocsTask(ShardTask):
         self.criteria = criteria
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
-        doc = read_document(shard.source)
+        try:
+            doc = read_document(shard.source)
+        except DocumentError as exc:  # this document is bad, not the read: counted by reason, the scan goes on
+            report = ReadReport(shard.source)
+            report.skip(exc.reason)
+            return ShardResult(rows_in=1, skipped=report.skipped_by_reason,
+                               partial={"skipped": {"reason": exc.reason, "error": str(exc)}})
         assessments = assess_document(doc, self.criteria)
         proposals = proposals_table(assessments).assign(resource=shard.input)
         evidence = evidence_table(assessments).assign(resource=shard.input)
@@ -81,8 +92,8 @@ def _agreement_block(proposals: pd.DataFrame, reviews: pd.DataFrame) -> dict:
     return block
 
 
-def _summary(run_id: str, cfg: DocsConfig, results: list[dict], failed: list[dict], proposals: pd.DataFrame,
-             reviews: pd.DataFrame) -> dict:
+def _summary(run_id: str, cfg: DocsConfig, results: list[dict], skipped: list[dict], failed: list[dict],
+             proposals: pd.DataFrame, reviews: pd.DataFrame) -> dict:
     ok = sorted(results, key=lambda r: r["resource"])
     tables = {PROPOSER: records(criteria_summary(proposals))} if not proposals.empty else {}
     for annotator, block in reviews.groupby("annotator"):
@@ -99,6 +110,7 @@ def _summary(run_id: str, cfg: DocsConfig, results: list[dict], failed: list[dic
         "summary_tables": tables,
         "agreement": agreement_block,
         "evidence": [e for r in ok for e in r["evidence"]],
+        "skipped": sorted(skipped, key=lambda d: d["file"]),  # documents that do not parse: counted, not scored
         "failed": [{"file": f["file"], "error": f["error"]} for f in failed],
     }
 
@@ -134,9 +146,11 @@ def run(cfg: DocsConfig, opts: RunOptions) -> str:
         scan = job.scan(shards, DocsTask(cfg.criteria))
         with job.timer("aggregate"):
             roots = [input_root(c) for c in cfg.cards]  # files named relative to the --cards given, not this machine
-            ok = [{"resource": r["input"], "file": relative_source(r["file"], roots), **r["partial"]} for r in scan.ok]
+            read = [{"resource": r["input"], "file": relative_source(r["file"], roots), **r["partial"]} for r in scan.ok]
+            ok = [r for r in read if "skipped" not in r]
+            skipped = [{"resource": r["resource"], "file": r["file"], **r["skipped"]} for r in read if "skipped" in r]
             proposals = pd.DataFrame([p for r in ok for p in r["proposals"]], columns=["resource", "criterion", "score", "n_evidence"])
-            summary = _summary(job.run_id, cfg, ok, scan.failed, proposals, reviews)
+            summary = _summary(job.run_id, cfg, ok, skipped, scan.failed, proposals, reviews)
         with job.timer("report"):
             from jobs.docs.report import render_docs_report  # presentation only: kept out of the workers
 
@@ -148,12 +162,15 @@ def run(cfg: DocsConfig, opts: RunOptions) -> str:
                 job.write_text("proposed_scores.csv", reviewer_sheet(proposals, cfg.criteria).to_csv(index=False))
             sheets = [] if proposals.empty else ["proposed_scores.csv"]
             job.write_text("report.html", render_docs_report(summary, job.report_info(*sheets)))
-        limits = job.check_skips(len(shards), len(ok), 0, 0, scan.failed)
+        by_reason = {**scan.skipped(), **({"unreadable_document": len(scan.failed)} if scan.failed else {})}
+        limits = job.check_skips(len(shards), len(ok), len(skipped), 0, scan.failed,
+                                 first_skip=summary["skipped"][0]["error"] if skipped else None)
         manifest = job.manifest(
             inputs={"fingerprint": fingerprint(refs), "documents": {name: ref.url for name, ref in documents},
                     "reviewer_sheets": cfg.reviews},
             rows={"in": len(shards), "out": len(ok), "unread": 0, "reviewer_scores": len(reviews),
-                  "skipped_by_reason": {"unreadable_document": len(scan.failed)} if scan.failed else {}},
+                  "skipped_by_reason": by_reason},
+            skipped_documents=summary["skipped"],
             skip_limits=limits,
             sheets={"proposed_scores": "proposed_scores.csv (reviewer-sheet layout, for --reviews)"},
         )

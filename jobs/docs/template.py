@@ -3,7 +3,8 @@
 Why here and not in ``audit.docs.template``: the template renders a mapping of measured values;
 turning a run's summary.json (a job's output format) into that mapping is wiring between jobs.
 Only what a run measured is filled in; a benchmark or corpus the run does not hold is an error
-naming the ones it does.
+naming the ones it does, and a run of several needs the one the template documents named
+(``--geo-corpus coco2017_val``).
 """
 from __future__ import annotations
 
@@ -19,10 +20,18 @@ DECISION_METRICS = ("em", "f1", "bleu_acc", "rouge1_acc", "rouge2_acc", "rougeLs
 
 
 def _pick(blocks: dict, name: str | None, what: str, flag: str, run: str) -> str:
+    """The one block a run holds, or the one ``--<flag>`` names: the template documents one benchmark,
+    so a run of several (the default geo run: coco2017_val and cc3m_val) needs the user to say which
+    is its; the error gives the flag ready to paste."""
     if name is None and len(blocks) == 1:
         return next(iter(blocks))
+    names = sorted(blocks)
+    if name is None:
+        many = "corpora" if what == "corpus" else f"{what}s"
+        raise ValueError(f"{run} holds {len(names)} {many} ({', '.join(names)}): choose the one this template documents "
+                         f"with --{flag}, e.g. --{flag} {names[0]}")
     if name not in blocks:
-        raise ValueError(f"{run}: choose the {what} with --{flag} (one of {sorted(blocks)}), got {name!r}")
+        raise ValueError(f"--{flag} {name}: {run} holds no {what} {name!r}; it holds {', '.join(names)}")
     return name
 
 

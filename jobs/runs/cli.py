@@ -17,8 +17,8 @@ COMMAND = Command.registered(
         Command(name="list", help="list recorded runs, oldest first", config=RunsListConfig,
                 run="jobs.runs.run:list_command", run_options=_STORE, outputs=()),
         Command(name="show", help="one run: status, paths, inputs, code version, headline metrics", config=RunsShowConfig,
-                run="jobs.runs.run:show_command", run_options=(*_STORE, "run_id"), outputs=()),
+                run="jobs.runs.run:show_command", run_options=_STORE, outputs=()),
         Command(name="compare", help="headline metrics of two runs side by side: deltas with intervals",
-                config=RunsCompareConfig, run="jobs.runs.run:compare_command", run_options=(*_STORE, "run_id"), outputs=()),
+                config=RunsCompareConfig, run="jobs.runs.run:compare_command", run_options=_STORE, outputs=()),
     ),
 )

@@ -24,11 +24,19 @@ class RunsListConfig(_Output):
 
 
 class RunsShowConfig(_Output):
-    """One run: give --run-id (a unique prefix is enough)."""
+    """One run: --run-id (a unique prefix is enough), else the latest."""
+
+    # A lookup, not the run id a job makes up for a new run: its own field, with its own default.
+    run_id: Annotated[str | None, Flag(HISTORY, metavar="RUN_ID", default_text="the latest run")] = Field(
+        None, description="the run to show (a unique prefix of its id is enough)")
 
 
 class RunsCompareConfig(_Output):
     """Two runs of one job: --run-id and the run to compare it with."""
 
-    base: Annotated[str | None, Flag(HISTORY, metavar="RUN_ID", default_text="the previous complete run of the same job")] = Field(
-        None, description="the run to compare --run-id against")
+    run_id: Annotated[str | None, Flag(HISTORY, metavar="RUN_ID", default_text="the latest complete run")] = Field(
+        None, description="the run to compare (a unique prefix of its id is enough)")
+    base: Annotated[str | None, Flag(HISTORY, metavar="RUN_ID", default_text="the previous complete run of the same job "
+                                                                          "with the same options")] = Field(
+        None, description="the run to compare --run-id against; one with other options is compared with a warning "
+                          "naming the options that differ")

@@ -8,6 +8,7 @@ from audit.stats.deltas import MetricDelta, compare_headlines
 from connectors.runs.output import check_run_root
 from connectors.runs.store import RunEntry, get_run, list_runs, store_of
 from jobs.common.config import ConfigError, RunOptions
+from jobs.common.history import config_differences, differences_text, headline_text, inputs_text, options_text, same_config
 from jobs.runs.config import RunsCompareConfig, RunsListConfig, RunsShowConfig
 
 
@@ -19,7 +20,9 @@ def text_table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
 
 
 def number(v: float | None) -> str | None:
-    return None if v is None else f"{v:.4g}"
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None if v is None else str(v)
+    return f"{v:,}" if isinstance(v, int) else f"{v:.4g}"
 
 
 def _store(opts: RunOptions) -> str:
@@ -36,23 +39,29 @@ def list_command(cfg: RunsListConfig, opts: RunOptions) -> str:
         return json.dumps([e.to_json() for e in runs], indent=1)
     if not runs:
         return f"no runs recorded in {store}"
-    return text_table([(e.run_id, e.job, e.status, (e.started_at or "")[:19], e.code_version, e.path) for e in runs],
-                      ("RUN ID", "JOB", "STATUS", "STARTED (UTC)", "CODE", "PATH"))
+    return text_table([(e.run_id, e.job, e.status, (e.started_at or "")[:19], options_text(e.config), inputs_text(e) or None,
+                        headline_text(e, lambda v: number(v) or "-") or None, e.code_version, e.path) for e in runs],
+                      ("RUN ID", "JOB", "STATUS", "STARTED (UTC)", "CONFIG", "INPUTS", "HEADLINE", "CODE", "PATH"))
 
 
-def _need_run_id(opts: RunOptions) -> str:
-    if not opts.run_id:
-        raise ConfigError("--run-id: give the run (a unique prefix of its id is enough; see 'benchaudit runs list')")
-    return opts.run_id
+def _chosen(store: str, run_id: str | None, complete: bool) -> RunEntry:
+    """The run ``--run-id`` names (a unique prefix is enough), else the latest (complete) run."""
+    if run_id:
+        return get_run(store, run_id)
+    runs = [e for e in list_runs(store) if e.status == "complete" or not complete]
+    if not runs:
+        raise ConfigError(f"--run-id: no {'complete ' if complete else ''}run recorded in {store} to default to")
+    return runs[-1]
 
 
 def show_command(cfg: RunsShowConfig, opts: RunOptions) -> str:
-    entry = get_run(_store(opts), _need_run_id(opts))
+    entry = _chosen(_store(opts), cfg.run_id, complete=False)
     if cfg.as_json:
         return json.dumps(entry.to_json(), indent=1)
     lines = [f"run {entry.run_id}  job {entry.job}  {entry.status}" + (f": {entry.error}" if entry.error else ""),
              f"path      {entry.path}", f"started   {entry.started_at}", f"finished  {entry.finished_at or '-'}",
-             f"config    {entry.config_hash or '-'}", f"code      {entry.code_version or '-'}"]
+             f"options   {options_text(entry.config)}", f"config    {entry.config_hash or '-'}",
+             f"code      {entry.code_version or '-'}"]
     for name, info in entry.inputs.items():
         fp = info.get("fingerprint") if isinstance(info, dict) else info
         lines.append(f"input     {name}: {fp}")
@@ -62,11 +71,16 @@ def show_command(cfg: RunsShowConfig, opts: RunOptions) -> str:
     return "\n".join(lines)
 
 
+def earlier_complete(runs: Sequence[RunEntry], entry: RunEntry) -> list[RunEntry]:
+    """The complete runs of the same job started before ``entry``, oldest first."""
+    return [e for e in runs if e.job == entry.job and e.status == "complete" and e.run_id != entry.run_id
+            and (e.started_at or "") <= (entry.started_at or "")]
+
+
 def previous_complete(runs: Sequence[RunEntry], entry: RunEntry) -> RunEntry | None:
-    """The last complete run of the same job started before ``entry``."""
-    earlier = [e for e in runs if e.job == entry.job and e.status == "complete" and e.run_id != entry.run_id
-               and (e.started_at or "") <= (entry.started_at or "")]
-    return earlier[-1] if earlier else None
+    """The last complete run of the same job *and the same options* started before ``entry``: like for like."""
+    like = [e for e in earlier_complete(runs, entry) if same_config(e, entry)]
+    return like[-1] if like else None
 
 
 def delta_table(deltas: Sequence[MetricDelta]) -> str:
@@ -75,20 +89,35 @@ def delta_table(deltas: Sequence[MetricDelta]) -> str:
                        for d in deltas], ("INPUT", "METRIC", "OLD", "NEW", "DELTA", "INTERVAL", "STATUS"))
 
 
+def _no_base(entry: RunEntry, runs: Sequence[RunEntry]) -> ConfigError:
+    """Why there is nothing like for like to compare with, and the runs --base could still name."""
+    others = earlier_complete(runs, entry)[-3:]
+    other = ("; earlier complete runs with other options: " + ", ".join(
+        f"{e.run_id} ({differences_text(config_differences(e, entry))})" for e in reversed(others))
+        + " (give --base RUN_ID to compare with one anyway)") if others else ""
+    return ConfigError(f"--base: run {entry.run_id} has no earlier complete {entry.job} run with the same options "
+                       f"({options_text(entry.config)}) to compare with{other}")
+
+
 def compare_command(cfg: RunsCompareConfig, opts: RunOptions) -> str:
     store = _store(opts)
-    entry = get_run(store, _need_run_id(opts))
+    entry = _chosen(store, cfg.run_id, complete=True)
     if cfg.base:
         base = get_run(store, cfg.base)
     else:
-        base = previous_complete(list_runs(store, entry.job), entry)
+        runs = list_runs(store, entry.job)
+        base = previous_complete(runs, entry)
         if base is None:
-            raise ConfigError(f"--base: run {entry.run_id} has no earlier complete {entry.job} run to compare with; give --base")
+            raise _no_base(entry, runs)
     if base.job != entry.job:
         raise ConfigError(f"--base {base.run_id} is a {base.job} run, --run-id {entry.run_id} a {entry.job} run")
+    differ = config_differences(base, entry)
     deltas = compare_headlines(base.headline, entry.headline)
     if cfg.as_json:
         return json.dumps({"base": base.run_id, "run": entry.run_id, "job": entry.job,
+                           "config_differences": [{"option": k, "base": a, "run": b} for k, a, b in differ],
                            "metrics": [d.as_dict() for d in deltas]}, indent=1)
+    warning = (f"warning: the two runs' options differ ({differences_text(differ)}): the deltas mix a change of "
+               "configuration with any change over time\n") if differ else ""
     head = f"{entry.job}: {entry.run_id} against {base.run_id} (intervals: MOVER from both runs' intervals)"
-    return head + "\n" + delta_table(deltas)
+    return warning + head + "\n" + delta_table(deltas)

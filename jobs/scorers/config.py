@@ -48,7 +48,9 @@ class ScorersConfig(BenchmarkInputs, IntervalOptions):
     answers: Annotated[list[AnswersConfig], BeforeValidator(parse_answer_specs),
                        Flag(ANSWERS, metavar="[NAME=]PATH", repeat=True, default_text="the gold answers")] = Field(
         default_factory=list, description="model outputs (CSV/TSV, JSONL or Parquet) with a question id and an answer per "
-                                          "row; repeat for several models")
+                                          "row; a question id is the item's own id where the benchmark has one, else "
+                                          "<file name up to its first dot>:<data row from 0> (the shipped TruthfulQA.csv: "
+                                          "TruthfulQA:0 ... TruthfulQA:816); repeat for several models")
     answer_id_column: Annotated[str, Flag(ANSWERS, requires="answers", deprecated=("--answers-id-column",))] = Field(
         "question_id", description="question id column of the answer files")
     answer_column: Annotated[str, Flag(ANSWERS, requires="answers", deprecated=("--answers-column",))] = Field(

@@ -91,6 +91,23 @@ class ScorersTask(ShardTask):
             "reasons": dict(Counter(r for r in variants["reason"] if r)), "examples": _examples(variants, self.examples)})
 
 
+ID_FORM = ("each item's own id where the benchmark has one (DROP's query_id, ARC's id), else <file name up to its "
+           "first dot>:<data row, from 0>")
+
+
+def check_ids(table: pd.DataFrame, golds: dict[str, GoldReferences], source: str, benchmark: str) -> None:
+    """``check_question_ids`` with what a user needs to fix the file: the form the ids take and real
+    ids of the benchmark (and the id meant, when only its case differs)."""
+    try:
+        check_question_ids(table, golds, source)
+    except ValueError as exc:
+        unknown = next(str(q) for q in table["question_id"] if str(q) not in golds)
+        meant = {q.lower(): q for q in golds}.get(unknown.lower())
+        hint = f"did you mean {meant!r}? " if meant else ""
+        examples = ", ".join(repr(q) for q in list(golds)[:2])
+        raise ValueError(f"{exc}; {hint}question ids of benchmark {benchmark} are {ID_FORM}, e.g. {examples}") from None
+
+
 def answer_sets(cfg: ScorersConfig, golds: dict[str, GoldReferences]) -> list[AnswerSet]:
     """Every answer set, each checked against the questions (unknown ids name file and row)."""
     bench = cfg.gold_benchmark
@@ -98,11 +115,11 @@ def answer_sets(cfg: ScorersConfig, golds: dict[str, GoldReferences]) -> list[An
     sets = []
     for a in cfg.answer_files():
         table = read_answers(a.path, a.id_column, a.answer_column, bench.encoding)
-        check_question_ids(table, golds, a.path)
+        check_ids(table, golds, a.path, bench.name)
         sets.append(AnswerSet(a.name, "answers", a.path, table, none_skipped))
     if cfg.variants:
         table = read_variants(cfg.variants, bench.encoding)
-        check_question_ids(table, golds, cfg.variants)
+        check_ids(table, golds, cfg.variants, bench.name)
         sets.append(AnswerSet("variants", "variants", cfg.variants, table, none_skipped))
     if not sets:
         gold = gold_answers_table(golds)

@@ -32,7 +32,8 @@ class TracesConfig(JobConfig):
     design: Annotated[str | None, Flag(VERDICTS, metavar="RUN_DIR")] = Field(
         None, description="run directory of 'benchaudit coreset build' (the labels)")
     predictions: Annotated[Predictors, Flag(VERDICTS, metavar="NAME=PATH", repeat=True)] = Field(
-        default_factory=list, description="a model's prediction file(s), NAME as in the model column; correct = prediction "
+        default_factory=list, description="a model's prediction file(s), NAME as in the model column, with a prediction for each id that "
+                                          "model traced (other design rows need none); correct = prediction "
                                           "equals the label; an empty prediction is incorrect")
     prediction_column: Annotated[str, Flag(VERDICTS)] = Field("prediction", description="0/1 prediction column")
     per_outcome: Annotated[int, Flag(SAMPLE)] = Field(20, ge=1, description="traces per verdict and model in the sample")

@@ -19,3 +19,11 @@ def sample_runs(ray_local, tmp_path_factory) -> dict:
     from tests.jobs.sample_runs import build_sample_runs
 
     return build_sample_runs(tmp_path_factory.mktemp("sample_runs"))
+
+
+@pytest.fixture(scope="session")
+def history_runs(tmp_path_factory):
+    """A run root with 31 runs of four jobs, none on Ray (see ``tests/jobs/history_runs.py``)."""
+    from tests.jobs.history_runs import build_history
+
+    return build_history(tmp_path_factory.mktemp("history"))

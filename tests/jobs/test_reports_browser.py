@@ -44,3 +44,17 @@ def test_index_lists_every_job_and_draws_a_trend(browser, sample_runs):
     for job in JOBS:
         assert job in load.text
     assert "docs-earlier" in load.text and "Trends across runs" in load.text
+
+
+WIDER = """() => [document.documentElement, document.body, ...document.querySelectorAll('.wide')]
+  .filter(e => e.scrollWidth > e.clientWidth).map(e => [e.className || e.tagName, e.scrollWidth, e.clientWidth,
+                                                       e.innerText.slice(0, 60)])"""
+
+
+@pytest.mark.parametrize("page", [*JOBS, "index"])
+def test_no_table_is_wider_than_a_1280_px_page(browser, sample_runs, page):
+    """Every table fits the page with its collapsed parts opened: the conventions table hid its "neutral"
+    column even at 1,900 px; a value and its interval now split over two lines where needed."""
+    path = sample_runs["geo"].parents[1] / "index.html" if page == "index" else sample_runs[page] / "report.html"
+    load = load_page(path, screenshot=f"{page}-1280", width=1280, measure=WIDER)
+    assert load.measured == []

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.docs.cards import parse_croissant, parse_document, parse_hf_card
+from audit.docs.cards import DocumentError, parse_croissant, parse_document, parse_hf_card
 from connectors.docs import read_document
 
 CARDS = Path(__file__).parents[2] / "fixtures" / "docs" / "cards"
@@ -41,12 +41,27 @@ def test_template_card_keeps_only_real_text():
 
 
 def test_malformed_yaml_names_file_and_line():
-    with pytest.raises(ValueError, match=r"malformed_card\.md: malformed YAML front matter at line 5: mapping values"):
-        read_document(CARDS / "malformed_card.md")
-    with pytest.raises(ValueError, match=r"README\.md: YAML front matter opened on line 1 is never closed"):
-        parse_hf_card("---\nlicense: mit\n# Title\n", "README.md")
-    with pytest.raises(ValueError, match=r"README\.md: YAML front matter must be a mapping"):
-        parse_hf_card("---\n- a\n- b\n---\nbody\n", "README.md")
+    """Each error names the file (and line) and carries a reason code the docs job counts it by."""
+    cases = [(lambda: read_document(CARDS.parent / "malformed" / "malformed_card.md"),
+              r"malformed_card\.md: malformed YAML front matter at line 5: mapping values", "malformed_front_matter"),
+             (lambda: parse_hf_card("---\nlicense: mit\n# Title\n", "README.md"),
+              r"README\.md: YAML front matter opened on line 1 is never closed", "malformed_front_matter"),
+             (lambda: parse_hf_card("---\n- a\n- b\n---\nbody\n", "README.md"),
+              r"README\.md: YAML front matter must be a mapping", "malformed_front_matter"),
+             (lambda: parse_croissant("{,}", "c.json"), r"c\.json: malformed JSON at line 1, column 2", "invalid_json"),
+             (lambda: parse_croissant("[1]", "c.json"), r"c\.json: Croissant metadata must be a JSON object, got list",
+              "not_an_object")]
+    for parse, message, reason in cases:
+        with pytest.raises(DocumentError, match=message) as e:
+            parse()
+        assert e.value.reason == reason
+
+
+def test_a_document_that_is_not_utf8_is_a_document_error(tmp_path):
+    (tmp_path / "card.md").write_bytes(b"# Card\n\nAnnotated by caf\xe9 staff.\n")  # Latin-1
+    with pytest.raises(DocumentError, match=r"card\.md: not UTF-8 \(byte 24: invalid continuation byte\)") as e:
+        read_document(tmp_path / "card.md")
+    assert e.value.reason == "invalid_utf8"
 
 
 def test_croissant_rai_fields_and_iri_keys():

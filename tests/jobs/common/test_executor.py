@@ -28,6 +28,11 @@ def test_the_rule():
         assert choose_executor(RunOptions(), shards(60_000, 40_001), task) == "ray"
         assert choose_executor(RunOptions(), shards(5, None), task) == "ray"  # a shard of unknown size
         assert choose_executor(RunOptions(), sized_by_limit, task) == "local"  # --limit bounds it
+        # a shard whose rows are unknown up front (a JSON document) is sized by its stored bytes
+        by_bytes = [Shard("s0", "in", "f.json", {}, None, size_bytes=task.local_bytes), *shards(100_000)]
+        assert choose_executor(RunOptions(), by_bytes, task) == "local"
+        assert choose_executor(RunOptions(), [Shard("s0", "in", "f.json", {}, None, size_bytes=task.local_bytes + 1)],
+                               task) == "ray"
 
 
 def test_a_small_docs_run_never_starts_ray(tmp_path):
@@ -38,3 +43,14 @@ def test_a_small_docs_run_never_starts_ray(tmp_path):
     manifest = json.loads((out / "docs" / "small" / "manifest.json").read_text())
     assert manifest["executor"] == "local" and manifest["ray"] is None and "ray_init_s" not in manifest["timings"]
     assert manifest["rows"]["out"] == 2 and (out / "index.html").exists()
+
+
+def test_the_default_conventions_run_stays_in_the_driver(tmp_path):
+    """The shipped TruthfulQA CSV (counted by its lines) and DROP JSON (11 KB: sized by its bytes) are small:
+    the default ``benchaudit conventions`` never starts Ray (it did, for 12 s, for the JSON of unknown size)."""
+    out = tmp_path / "runs"
+    subprocess.run([sys.executable, "-m", "jobs.cli", "conventions", "--out", str(out), "--run-id", "default"], check=True,
+                   capture_output=True, text=True, timeout=300)
+    manifest = json.loads((out / "conventions" / "default" / "manifest.json").read_text())
+    assert manifest["executor"] == "local" and manifest["ray"] is None and "ray_init_s" not in manifest["timings"]
+    assert set(manifest["inputs"]) == {"truthfulqa", "drop_fixture"} and manifest["rows"]["out"] == 817 + 19

@@ -7,7 +7,9 @@ import pytest
 
 from jobs.common.html import (
     RunInfo,
+    axis_format,
     bar_chart,
+    count_ticks,
     definitions,
     fmt,
     interval,
@@ -25,6 +27,7 @@ from jobs.common.html import (
     stacked_bar_chart,
     table,
     text_width,
+    x_labels_shown,
 )
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(1)>"
@@ -113,3 +116,41 @@ def test_page_links_the_run_files_and_shows_config_and_seed():
     for href in ("summary.json", "manifest.json", "data/records/", "design.json"):
         assert f'href="{href}"' in html
     assert "seed 7" in html and "&lt;script&gt;" in html and "<script" not in html
+
+
+def _yticks(svg: str) -> list[str]:
+    return re.findall(r'<text class="ytick"[^>]*>([^<]*)</text>', svg)
+
+
+def test_trend_axes_take_one_format_and_counts_stay_whole():
+    counts = line_chart({"m": [("t1", 4), ("t2", 10)]}, "items")  # 4.000 and 10.000 read as thousands
+    assert _yticks(counts) == ["4", "6", "8", "10"] and "4.000" not in counts
+    assert axis_format([0, 1500, 3000], counts=True)(1500.0) == "1,500"
+    shares = _yticks(line_chart({"m": [("t1", 0.02), ("t2", 0.11)]}, "coverage"))
+    assert shares == ["0.02", "0.04", "0.06", "0.08", "0.10"]  # one number of decimals on the axis
+    assert _yticks(line_chart({"m": [("t1", -0.6), ("t2", 0.0)]}, "gap"))[-1] == "0.0"  # never "-0.0"
+    assert count_ticks(2.7, 3.3) == [3.0]
+
+
+def test_a_long_legend_grows_the_chart_and_never_covers_title_or_plot():
+    series = {f"org/model-{i} · per_outcome={k}": [("t1", i), ("t2", i + k)] for i in range(14) for k in (2, 3)}
+    svg = line_chart(series, "traces · a metric", width=520)
+    height = float(re.search(r'<svg[^>]* height="([\d.]+)"', svg).group(1))
+    plot = [float(v) for v in re.search(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="none"',
+                                        svg).groups()]
+    assert plot[1] >= 20 and plot[3] == 150  # below the title, its full height
+    legend_y = [float(y) for y in re.findall(r'<g class="legend"><rect x="[\d.]+" y="([\d.]+)"', svg)]
+    assert len(legend_y) == 28 and min(legend_y) > plot[1] + plot[3] and max(legend_y) + 10 <= height
+
+
+def test_x_labels_of_a_trend_never_overlap_and_keep_both_ends():
+    labels = [f"12-02 02:52:{i:02d}.{i:03d}" for i in range(24)]
+    sx = lambda i: 40 + i * 20  # noqa: E731
+    ticks = x_labels_shown(labels, sx)
+    assert ticks[0][:2] == (0, labels[0]) and ticks[-1][:2] == (23, labels[23])
+    spans = []
+    for i, text, anchor in ticks:
+        w = text_width(text, 9)
+        spans.append((sx(i), sx(i) + w) if anchor == "start" else (sx(i) - w, sx(i)) if anchor == "end"
+                     else (sx(i) - w / 2, sx(i) + w / 2))
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))

@@ -35,6 +35,7 @@ from jobs.geo.run import run as run_geo
 pytestmark = pytest.mark.ray
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CARDS = FIXTURES / "docs" / "cards"
+MALFORMED = FIXTURES / "docs" / "malformed" / "malformed_card.md"
 HEADER = "resource,annotator," + ",".join(CRITERIA) + ",notes\n"
 
 
@@ -91,14 +92,35 @@ def test_docs_run_equals_in_process(ray_local, tmp_path, cards):
     assert summary["summary_tables"].keys() == {"benchaudit", "A", "B"}
 
 
-def test_malformed_card_and_sheet_errors_name_file_and_line(ray_local, tmp_path, cards):
-    shutil.copy(CARDS / "malformed_card.md", cards / "malformed_card.md")
-    with pytest.raises(RuntimeError, match=r"malformed_card\.md: malformed YAML front matter at line 5"):
-        run(DocsConfig(cards=[str(cards)]), RunOptions(out=str(tmp_path / "runs"), run_id="fail"))
-    out = run(DocsConfig(cards=[str(cards)]), RunOptions(out=str(tmp_path / "runs"), on_error="skip", max_skipped_inputs=1))
-    summary, manifest = load(out)
-    assert [f["file"].rsplit("/", 1)[1] for f in summary["failed"]] == ["malformed_card.md"]
-    assert manifest["rows"]["skipped_by_reason"] == {"unreadable_document": 1} and len(summary["resources"]) == 4
+def test_a_malformed_card_costs_that_card_only_and_sheet_errors_name_file_and_line(tmp_path, cards, capsys):
+    """Like a bad row elsewhere: the card that does not parse is counted by reason and named, the
+    others are scored, and the run succeeds while the skipped share is within --max-skipped."""
+    shutil.copy(MALFORMED, cards / "malformed_card.md")
+    runs = tmp_path / "runs"
+    assert main(["docs", "--cards", str(cards), "--out", str(runs), "--max-skipped", "0.2", "--run-id", "ok"]) == 0
+    summary, manifest = load(str(runs / "docs" / "ok"))
+    assert len(summary["resources"]) == 4 and summary["failed"] == []
+    assert summary["skipped"] == [{"resource": "malformed_card", "file": "malformed_card.md", "reason": "malformed_front_matter",
+                                   "error": f"{cards / 'malformed_card.md'}: malformed YAML front matter at line 5: "
+                                            "mapping values are not allowed here"}]
+    assert manifest["rows"] == {"in": 5, "out": 4, "skipped_by_reason": {"malformed_front_matter": 1}, "unread": 0,
+                                "reviewer_scores": 0}
+    assert manifest["skipped_documents"] == summary["skipped"] and manifest["skip_limits"]["skipped_share"] == 0.2
+    html = (runs / "docs" / "ok" / "report.html").read_text()
+    assert "4 resources (1 more skipped: they do not parse; listed below)" in html
+    assert "malformed_front_matter" in html and "malformed YAML front matter at line 5" in html
+    capsys.readouterr()
+    assert main(["runs", "list", "--out", str(runs), "--json"]) == 0
+    assert [r["status"] for r in json.loads(capsys.readouterr().out)] == ["complete"]  # no failed run in the history
+
+    # over the limit (1 of 5 documents is over the default 1%): the error names the card, the line and the limit that
+    # would accept it; the scan still read every card (the partial report lists the skip)
+    assert main(["docs", "--cards", str(cards), "--out", str(runs), "--run-id", "strict"]) == 2
+    err = capsys.readouterr().err
+    assert "20.00% of rows skipped or unread (1 of 5), over --max-skipped 0.01 (--max-skipped 0.2 would accept it)" in err
+    assert "first skipped: " in err and "malformed_card.md: malformed YAML front matter at line 5" in err
+    assert "malformed_front_matter" in (runs / "docs" / ".strict.partial" / "report.html").read_text()
+
     bad = tmp_path / "bad.csv"
     bad.write_text(HEADER + "sparse_ds,A,0,1,0,3,0,0,\n")
     with pytest.raises(ValueError, match=r"bad\.csv: line 2: field 'locale_assumptions' must be 0, 1 or 2, got '3'"):
@@ -146,3 +168,31 @@ def test_template_prefilled_from_conventions_and_geo_runs(ray_local, tmp_path, c
                                    check=True).stdout
         assert all(flag in help_text for flag in (["--cards", "--reviews", "--resume"] if command == ["docs"] else
                                                   ["--conventions-run", "--geo-run", "--scorers-run", "--to"]))
+
+
+def test_the_documented_template_example_runs_against_the_default_runs(tmp_path, capsys):
+    """docs/docs-audit.md's ``docs template`` line, with ``<id>`` replaced by real runs of the default
+    geo (two corpora), conventions (two benchmarks) and scorers commands, runs as written; without the
+    corpus it says which corpora the run holds and the flag to give."""
+    from tests.test_readme import argv_of, page_commands
+
+    runs = tmp_path / "runs"
+    for job, extra in (("geo", ["--limit", "300", "--bootstrap", "0"]), ("conventions", ["--bootstrap", "200"]),
+                       ("scorers", ["--limit", "20", "--bootstrap", "200"])):
+        assert main([job, *extra, "--out", str(runs), "--run-id", "default"]) == 0
+    (line,) = [c for c in page_commands(Path(__file__).resolve().parents[3] / "docs" / "docs-audit.md")
+               if argv_of(c)[:2] == ["docs", "template"]]
+    argv = [a.replace("runs/", f"{runs}/").replace("<id>", "default").replace("TEMPLATE.md", str(tmp_path / "t.md"))
+            for a in argv_of(line)]
+    capsys.readouterr()
+    assert main(argv) == 0, capsys.readouterr().err
+    text = (tmp_path / "t.md").read_text()
+    geo, _ = load(str(runs / "geo" / "default"))
+    coverage = geo["corpora"]["coco2017_val"]["coverage"]
+    assert text.startswith("# User-centric documentation: truthfulqa")
+    assert f"- Items naming a country: {100 * coverage:.1f}%" in text and "mean change on valid variants" in text
+
+    corpus = argv.index("--geo-corpus")
+    assert main(argv[:corpus] + argv[corpus + 2:]) == 2
+    assert (f"{runs}/geo/default holds 2 corpora (cc3m_val, coco2017_val): choose the one this template documents with "
+            "--geo-corpus, e.g. --geo-corpus cc3m_val") in capsys.readouterr().err

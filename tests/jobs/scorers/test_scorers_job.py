@@ -115,6 +115,25 @@ def test_bad_input_names_file_and_row_before_any_work(ray_local, tmp_path):
     assert not (tmp_path / "runs").exists()  # every check ran before a run directory was made
 
 
+def test_an_unknown_answer_id_shows_the_id_form_and_real_ids(tmp_path, capsys):
+    """Answer ids of the shipped TruthfulQA are derived from its file name (TruthfulQA:N), not from the
+    benchmark's name: the error says so, with real ids and the one meant when only its case differs."""
+    answers = tmp_path / "answers.csv"
+    answers.write_text("question_id,answer\nTruthfulQA:0,Nothing happens\ntruthfulqa:1,Nothing\n")
+    assert main(["scorers", "--answers", str(answers), "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "answers.csv: data row 2: unknown question_id 'truthfulqa:1' (not among 817 questions); did you mean " \
+           "'TruthfulQA:1'? question ids of benchmark truthfulqa are each item's own id where the benchmark has one " \
+           "(DROP's query_id, ARC's id), else <file name up to its first dot>:<data row, from 0>, e.g. 'TruthfulQA:0', " \
+           "'TruthfulQA:1'" in err
+    assert not (tmp_path / "runs").exists()
+    answers.write_text("question_id,answer\nTruthfulQA:0,Nothing happens\nTruthfulQA:1,Nothing\n")  # the documented form
+    assert main(["scorers", "--answers", str(answers), "--bootstrap", "100", "--out", str(tmp_path / "runs"),
+                 "--run-id", "ok"]) == 0
+    summary, _ = load(str(tmp_path / "runs" / "scorers" / "ok"))
+    assert summary["systems"]["answers"]["n_questions"] == 2
+
+
 def test_cli_runs_and_explains_its_options(ray_local, tmp_path, capsys):
     outputs = tmp_path / "m.csv"
     outputs.write_text(f"question_id,answer\n{YARDS},38 yards\n")

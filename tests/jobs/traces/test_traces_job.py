@@ -82,6 +82,33 @@ def test_traces_verdicts_joined_from_design_and_predictions(design, tmp_path):
     assert set(manifest["inputs"]["predictions"]) == {"llm"}
 
 
+def test_predictions_are_needed_for_the_traced_ids_only(design, tmp_path, capsys):
+    """A design of many rows, traces of eight: a prediction file with those eight ids is enough, and
+    gives the verdicts the full file gives; a traced id without a prediction is named."""
+    out, frame = design
+    assert len(frame) > 8  # design rows nobody traced
+    (tmp_path / "rubric.json").write_text(json.dumps({"steps": [{"name": "amount", "pattern": r"\$\d"}]}))
+    pd.DataFrame({"id": range(8), "model": "llm", "trace": ["$5", "$7", "$1", "none", "none", "none", "none", None]}
+                 ).to_parquet(tmp_path / "traces.parquet")
+    base = ["traces", "--rubric", str(tmp_path / "rubric.json"), "--traces", str(tmp_path / "traces.parquet"), "--design", out,
+            "--out", str(tmp_path / "runs")]
+    llm_rows(frame["id"]).to_csv(tmp_path / "all.csv", index=False)
+    llm_rows(pd.Series(range(8))).to_csv(tmp_path / "traced.csv", index=False)
+    assert main([*base, "--predictions", f"llm={tmp_path / 'all.csv'}", "--run-id", "all"]) == 0
+    assert main([*base, "--predictions", f"llm={tmp_path / 'traced.csv'}", "--run-id", "traced"]) == 0
+    every, _ = load_run(tmp_path / "runs" / "traces" / "all")
+    traced, _ = load_run(tmp_path / "runs" / "traces" / "traced")
+    assert traced["models"] == every["models"] == {"llm": {"traces": 8, "correct": 4, "incorrect": 4}}
+    assert traced["table"] == every["table"]
+    llm_rows(pd.Series([0, 1, 2, 4, 5, 6, 7])).to_csv(tmp_path / "short.csv", index=False)
+    assert ("short.csv: column 'id' lacks a prediction for 1 of the 8 traced id(s) of model 'llm', e.g. 3; expected one for "
+            "every traced id (design rows without a trace need none)") in cli_error(
+        [*base, "--predictions", f"llm={tmp_path / 'short.csv'}"], capsys)
+    llm_rows(pd.Series([*range(8), 10_000])).to_csv(tmp_path / "stray.csv", index=False)
+    assert "stray.csv: column 'id' has 1 id(s) not in the design, e.g. 10000" in cli_error(
+        [*base, "--predictions", f"llm={tmp_path / 'stray.csv'}"], capsys)
+
+
 def test_trace_inputs_fail_naming_file_and_column_or_step(design, tmp_path, capsys):
     rubric, traces = _write_traces(tmp_path)
     base = ["traces", "--out", str(tmp_path / "runs")]
