@@ -60,6 +60,17 @@ def fixture_path(name: str, cache_root: Path | None = None) -> Path:
     return (cache_root or model_cache_root()) / name / fixture.filename
 
 
+def fixture_model(model: str, cache_root: Path | None = None) -> str:
+    """What ``hf:<model>`` loads: a fixture's name (``hf:smollm2-135m``) stands for its fetched GGUF, so a
+    command line can name the real model the same way on every machine; any other model is itself."""
+    if model not in FIXTURES:
+        return model
+    path = fixture_path(model, cache_root)
+    if not path.is_file():
+        raise FixtureError(f"model fixture {model!r} is not fetched yet: run `benchaudit models fetch {model}`")
+    return str(path)
+
+
 def _known(name: str) -> Fixture:
     if name not in FIXTURES:
         raise FixtureError(f"unknown model fixture {name!r}; known: {', '.join(sorted(FIXTURES))}")

@@ -6,8 +6,9 @@ much padding its batch needed), and only the last position's logits are computed
 (``logits_to_keep=1`` where the model supports it), whose log-softmax gives every label's
 log-prob at once. ``trust_remote_code`` stays off unless the settings ask for it.
 
-The model is a hub id, a transformers folder, or a GGUF (``hf:/m/model.Q4_1.gguf``, or a folder
-holding one ``.gguf`` and no ``config.json``), loaded from its de-quantised copy (``gguf``). A
+The model is a hub id, a transformers folder, a GGUF (``hf:/m/model.Q4_1.gguf``, or a folder
+holding one ``.gguf`` and no ``config.json``), loaded from its de-quantised copy (``gguf``), or a
+fetched fixture's name (``hf:smollm2-135m``, see ``fetch``). A
 local model's revision hashes the **content** of every file that decides its answers (weights,
 config, tokenizer, chat template; ``weights``), so weights saved over old ones of the same size
 are a new revision and never get the old cached answers.
@@ -34,6 +35,7 @@ from connectors.models.base import (
     check_params,
     settings_from,
 )
+from connectors.models.fetch import FixtureError, fixture_model
 from connectors.models.render import label_token_ids, render_prompt, template_sha256, uses_chat_template
 from connectors.models.spec import ModelSpec
 from connectors.models.weights import content_digests, deciding_files, local_revision
@@ -140,12 +142,13 @@ class HFBackend(ModelBackend):
         if in_memory:
             return None, self.spec.model, {}
         try:
-            info, source = gguf.transformers_source(self.spec.model)
-        except gguf.GGUFError as exc:
+            model = fixture_model(self.spec.model)
+            info, source = gguf.transformers_source(model)
+        except (gguf.GGUFError, FixtureError) as exc:
             raise BackendError(f"{self.spec}: {exc}") from exc
         if info is not None:
             return info, source, {info.path.name: info.sha256}
-        path = Path(self.spec.model)
+        path = Path(model)
         return None, source, content_digests(deciding_files(path)) if path.is_dir() else {}
 
     def _load_tokenizer(self, transformers: Any) -> Any:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 # backend -> (the spec's form, what it runs); ``benchaudit ls backends`` prints these
 BACKEND_FORMS = {
-    "hf": ("hf:<hub id, folder or .gguf file>", "transformers on CPU or one GPU per actor"),
+    "hf": ("hf:<hub id, folder, .gguf file or fetched fixture name>", "transformers on CPU or one GPU per actor"),
     "vllm": ("vllm:<hub id or folder>", "vLLM's in-process engine (GPU machines; scripts/setup vllm)"),
     "openai": ("openai:<http(s) base URL>#<served model>", "any OpenAI-compatible endpoint: vLLM, SGLang, llama.cpp, hosted APIs"),
 }

@@ -193,6 +193,7 @@ def check_model(entry: dict, check_files: bool) -> str:
     ``hf``/``vllm`` path, weights that exist (an endpoint is not called)."""
     import os
 
+    from connectors.models.fetch import FIXTURES, fixture_model
     from jobs.common.config import validated
 
     cfg = validated(ModelConfig, entry, "model")
@@ -201,6 +202,8 @@ def check_model(entry: dict, check_files: bool) -> str:
         from connectors.models.registry import check_settings
 
         check_settings(spec, cfg.settings)
+    if spec.backend == "hf" and spec.model in FIXTURES:
+        return f"{cfg.name}: hf (model fixture{', ' + fixture_model(spec.model) if check_files else ''})"
     local = spec.backend in LOCAL_BACKENDS and (spec.model.startswith((os.sep, ".", "~")) or os.path.exists(spec.model))
     if check_files and local and not os.path.exists(os.path.expanduser(spec.model)):
         raise ValueError(f"{cfg.spec}: no such file or folder")

@@ -20,7 +20,7 @@ def smollm2_gguf() -> Path:
 @pytest.fixture(scope="session")
 def smollm2(smollm2_gguf):
     """One hf backend on the real GGUF for the session (loaded from its de-quantised copy)."""
-    from connectors.models import build_backend
+    from connectors.models.registry import build_backend
 
     backend = build_backend(f"hf:{smollm2_gguf}", {"batch_size": 4})
     yield backend

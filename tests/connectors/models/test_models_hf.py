@@ -134,7 +134,8 @@ def test_greedy_generation_is_deterministic_and_counts_tokens(backend):
 
 
 def test_a_folder_with_two_ggufs_is_an_error_naming_them(tmp_path):
-    from connectors.models import BackendError, build_backend
+    from connectors.models.base import BackendError
+    from connectors.models.registry import build_backend
 
     for name in ("a.Q4_0.gguf", "b.Q8_0.gguf"):
         (tmp_path / name).write_bytes(b"GGUF")

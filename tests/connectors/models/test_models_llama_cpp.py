@@ -30,7 +30,7 @@ def llama_server(smollm2_gguf):
 @pytest.fixture(scope="module")
 def remote(llama_server, smollm2_gguf):
     """The openai backend on the server, rendering prompts with the GGUF's own chat template."""
-    from connectors.models import build_backend
+    from connectors.models.registry import build_backend
 
     return build_backend(f"openai:{llama_server.base_url}#smollm2-135m", {"tokenizer": str(smollm2_gguf), "concurrency": 2})
 
@@ -83,7 +83,7 @@ def test_the_server_tokenises_the_rendered_prompt_and_the_letters_as_transformer
 
 def test_echo_needs_one_prompt_per_request_on_llama_cpp(llama_server, smollm2_gguf):
     """llama-cpp-python reads a list ``prompt`` as token ids and answers HTTP 500 (not retried away: it stays 500)."""
-    from connectors.models import build_backend
+    from connectors.models.registry import build_backend
 
     prompts, labels, _ = mcqa_items(1)
     listed = build_backend(f"openai:{llama_server.base_url}#smollm2-135m",
@@ -93,14 +93,14 @@ def test_echo_needs_one_prompt_per_request_on_llama_cpp(llama_server, smollm2_gg
 
 
 def test_a_prompt_beyond_the_context_window_is_that_items_error_and_not_retried(llama_server, smollm2_gguf):
-    from connectors.models import build_backend
+    from connectors.models.registry import build_backend
 
     backend = build_backend(f"openai:{llama_server.base_url}#smollm2-135m", {"tokenizer": str(smollm2_gguf), **FAST})
     long = Prompt("Question: " + "why " * 3000 + "?\nA. yes\nB. no", None, "Answer:")
     ok, too_long = backend.choice_logprobs([mcqa_items(1)[0][0], long], [list("ABCD"), list("AB")])
     assert ok.error is None and "HTTP 400" in too_long.error and "maximum context length is 2048 tokens" in too_long.error
     assert backend.counters["retries"] == 0 and backend.counters["failures"] == 1
-    from connectors.models import GenerationParams
+    from connectors.models.base import GenerationParams
 
     (text,) = backend.generate([mcqa_items(1)[0][0]], GenerationParams(max_new_tokens=16))
     assert text.error is None and text.text and 0 < text.completion_tokens <= 16 and text.finish_reason in ("stop", "length")
