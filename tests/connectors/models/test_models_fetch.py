@@ -52,3 +52,26 @@ def test_an_unknown_fixture_names_the_known_ones(capsys):
     with pytest.raises(FixtureError, match="unknown model fixture 'gpt-5'; known: smollm2-135m"):
         fetch("gpt-5")
     assert main(["gpt-5"]) == 1 and "error: unknown model fixture 'gpt-5'" in capsys.readouterr().err
+
+
+def test_a_fixture_name_stands_for_its_fetched_file_and_says_how_to_fetch_it(tmp_path):
+    from connectors.models.fetch import fixture_model
+
+    with pytest.raises(FixtureError, match="not fetched yet: run `benchaudit models fetch smollm2-135m`"):
+        fixture_model("smollm2-135m", tmp_path)
+    path = tmp_path / "smollm2-135m" / SMOLLM2.filename
+    path.parent.mkdir()
+    path.write_bytes(b"GGUF")
+    assert fixture_model("smollm2-135m", tmp_path) == str(path)
+    assert fixture_model("HuggingFaceTB/SmolLM2-135M-Instruct", tmp_path) == "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def test_the_hf_backend_loads_a_fixture_by_name_as_it_loads_its_file(smollm2, smollm2_gguf):
+    from connectors.models.registry import build_backend
+
+    by_name = build_backend("hf:smollm2-135m", {"batch_size": 4})
+    try:
+        assert by_name.settings()["weights_sha256"] == smollm2.settings()["weights_sha256"] == {smollm2_gguf.name: SMOLLM2.sha256}
+        assert by_name.revision == smollm2.revision
+    finally:
+        by_name.close()
