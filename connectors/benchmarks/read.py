@@ -30,8 +30,8 @@ from connectors.benchmarks.schema import (
     RowRef,
 )
 from connectors.benchmarks.spec import BenchmarkSpec
-from connectors.io.fs import expand, open_input
-from connectors.io.read_report import OnBadRow, ReadReport, RowFaults, input_errors
+from connectors.io.fs import expand, open_input, store_problem
+from connectors.io.read_report import InputError, OnBadRow, ReadReport, RowFaults, input_errors
 from connectors.io.utf8 import encodable
 
 _EXTENSIONS = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".pq", ".arrow",
@@ -51,8 +51,14 @@ def benchmark_files(spec: BenchmarkSpec) -> list[str]:
 
 def _is_hf_folder(url: str) -> bool:
     """A ``save_to_disk`` folder (``Dataset`` or ``DatasetDict``): read as one input."""
-    fs, path = fsspec.core.url_to_fs(url)
-    return fs.isdir(path) and (fs.exists(f"{path}/state.json") or fs.exists(f"{path}/dataset_dict.json"))
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+        return fs.isdir(path) and (fs.exists(f"{path}/state.json") or fs.exists(f"{path}/dataset_dict.json"))
+    except Exception as exc:  # the first touch of a store: its setup problems named as ``expand`` names them
+        problem = store_problem(url, exc)
+        if problem is None:
+            raise
+        raise InputError(problem) from None
 
 
 def iter_file_batches(spec: BenchmarkSpec, path: str, batch_size: int = BATCH_ROWS,

@@ -22,14 +22,19 @@ def test_a_gs_input_without_the_gcs_extra_names_the_input_and_the_install_comman
 
 
 @pytest.mark.s3
-def test_an_s3_input_without_credentials_names_the_input_the_bucket_and_the_variables(tmp_path):
+@pytest.mark.parametrize("argv, url", [
+    (["geo", "--corpus", "coyo:coyo:s3://bucket/coyo/*.parquet", "--limit", "5"], "s3://bucket/coyo/*.parquet"),
+    (["conventions", "--benchmark", "arc:arc:s3://bucket/arc.jsonl", "--limit", "5"], "s3://bucket/arc.jsonl"),
+    (["reaudit", "cluster/schedule/reaudit-plan.yaml", "--dry-run"], "s3://BUCKET/benchmarks/TruthfulQA.csv"),
+], ids=["corpus", "benchmark", "plan"])
+def test_an_s3_input_without_credentials_names_the_input_the_bucket_and_the_variables(argv, url, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update(AWS_CONFIG_FILE=str(tmp_path / "none"), AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
                AWS_EC2_METADATA_DISABLED="true")
-    url = "s3://bucket/coyo/*.parquet"
-    done = subprocess.run([sys.executable, "-m", "jobs.cli", "geo", "--corpus", f"coyo:coyo:{url}", "--limit", "5",
-                           "--out", str(tmp_path / "runs")], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "jobs.cli", *argv, "--out", str(tmp_path / "runs")],
+                          capture_output=True, text=True, env=env, timeout=120)
     err = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(err) == 1, done.stderr
-    assert f"{url}: no credentials were found for s3://bucket; set AWS_ACCESS_KEY_ID" in err[0]
+    store = url.split("/", 3)[2]
+    assert f"{url}: no credentials were found for s3://{store}; set AWS_ACCESS_KEY_ID" in err[0]
     assert not (tmp_path / "runs").exists()
