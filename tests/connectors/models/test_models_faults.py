@@ -140,11 +140,13 @@ def test_an_invalid_answer_from_any_backend_is_an_item_error_and_not_cached(serv
 # --- 6: a damaged cache file is set aside, counted and recomputed --------------------------------------------------
 
 
-def _rewrite(path: Path, change) -> None:
-    """The file rewritten with one entry's value changed (what a buggy writer or a bad disk could leave)."""
+def _rewrite(path: Path, change, key: str | None = None) -> None:
+    """The file rewritten with one entry's value changed (``key``'s, else the second; what a buggy writer or a bad
+    disk could leave)."""
     table = pq.read_table(path)
     values = table.column("value").to_pylist()
-    values[1] = change(json.loads(values[1]))
+    at = table.column("key").to_pylist().index(key) if key else 1
+    values[at] = change(json.loads(values[at]))
     pq.write_table(pa.table({"key": table.column("key"), "value": values}), path)
 
 
@@ -197,7 +199,8 @@ def test_a_file_another_reader_set_aside_is_a_miss_not_an_error(server, tmp_path
     b = open_backend(spec(server), FAST, cache_root=str(tmp_path))
     a.cache._load_index(), b.cache._load_index()  # both have listed the folder (a reads the file when asked)
     [file] = (tmp_path / first.cache.namespace).glob("*.parquet")
-    _rewrite(file, lambda v: json.dumps({**v, "logprobs": v["logprobs"][:2]}))
+    asked = first.key("choice_logprobs", PROMPTS[0], STRINGS)  # a bad entry that a asks for
+    _rewrite(file, lambda v: json.dumps({**v, "logprobs": v["logprobs"][:2]}), asked)
     assert [s.logprobs for s in a.choice_logprobs(PROMPTS[:2], LABELS[:2])] == fresh[:2] and a.counters["cache_bad"] == 1
     assert not file.exists()
     assert [s.logprobs for s in b.choice_logprobs(PROMPTS, LABELS)] == fresh
