@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import json
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -184,6 +186,25 @@ def check_params(prompts: Sequence[Any], params: Sequence[GenerationParams]) -> 
     """``generate_each`` takes one settings object per prompt."""
     if len(params) != len(prompts):
         raise ValueError(f"{len(prompts)} prompts but {len(params)} generation settings")
+
+
+MAX_LOGPROB = 1e-6  # above this a log-prob is no probability (audit.landscape.metrics allows the same rounding)
+
+
+def choice_problem(logprobs: Any, labels: Sequence[str]) -> str | None:
+    """Why ``logprobs`` cannot be one item's label log-probs (None when they can): one real number per
+    label, none NaN, +inf or above 0. Why one check for every backend: an answer that fails it is an
+    error on its item, and is never written to nor read back from the response cache."""
+    if not isinstance(logprobs, (list, tuple)):
+        return f"log-probs are a {type(logprobs).__name__}, not a list"
+    if len(logprobs) != len(labels):
+        return f"{len(logprobs)} log-probs for {len(labels)} labels"
+    for label, value in zip(labels, logprobs):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"log-prob {json.dumps(value)[:40]} of label {label!r} is not a number"
+        if math.isnan(value) or value > MAX_LOGPROB:
+            return f"log-prob {value:g} of label {label!r} is {'NaN' if math.isnan(value) else 'above 0'}"
+    return None
 
 
 def check_labels(prompts: Sequence[Any], labels: Sequence[Sequence[str]]) -> None:

@@ -1,12 +1,20 @@
 """JSON over HTTP POST with timeouts, retries with exponential backoff, and bounded concurrency.
 
-Retried: HTTP 429 and 5xx (``Retry-After`` is honoured, up to the backoff cap), connection
-errors and timeouts. Not retried: other 4xx (a bad request stays bad). Every attempt, retry and
-final failure is counted in the caller's counters, so a manifest can say how flaky the endpoint
-was. The API key goes in the Authorization header only: it is never part of a message.
+Retried: HTTP 429 and 5xx (``Retry-After`` is honoured, up to the backoff cap), transport faults
+(connection refused or reset, a body cut short of its Content-Length, a broken status line),
+timeouts and a body that is not JSON. Not retried: other 4xx (a bad request stays bad) and a body
+that is not UTF-8 (the server said what it meant to say; it is the item's error). Every attempt,
+retry and final failure is counted in the caller's counters, so a manifest can say how flaky the
+endpoint was.
+
+The API key goes in the Authorization header only. Some proxies repeat a request's headers in
+their error bodies, so every message this client makes (``EndpointError``) passes through
+``redact``, which replaces each credential it sends with ``[redacted]`` before the text is cut to
+length; the backend redacts the texts it returns the same way.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import time
 import urllib.error
@@ -20,6 +28,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+REDACTED = "[redacted]"
+CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key")
+DETAIL_CHARS = 300  # of an error body, in a message
 
 
 class EndpointError(RuntimeError):
@@ -51,10 +62,23 @@ class JsonClient:
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        # the key, and each credential header's value without its scheme ("Bearer <token>": the token), so an
+        # echo reads "Authorization: Bearer [redacted]"
+        held = {api_key or ""} | {v.split(" ", 1)[-1] for k, v in self._headers.items() if k.lower() in CREDENTIAL_HEADERS}
+        self._secrets = sorted((s for s in held if s.strip()), key=len, reverse=True)
         self.policy = policy
         self.counters = counters
         self._lock = Lock()
         self._sleep = sleep
+
+    def redact(self, text: str) -> str:
+        """``text`` with every credential this client sends replaced by ``[redacted]`` (longest first)."""
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def _error(self, message: str) -> EndpointError:
+        return EndpointError(self.redact(message))
 
     def _count(self, name: str) -> None:
         with self._lock:
@@ -68,9 +92,9 @@ class JsonClient:
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 return json.loads(response.read().decode("utf-8"))
         except urllib.error.HTTPError as exc:
-            raise EndpointError(f"GET {url} failed: HTTP {exc.code}") from exc
-        except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as exc:
-            raise EndpointError(f"GET {url} failed: {type(exc).__name__}: {getattr(exc, 'reason', exc)}") from exc
+            raise self._error(f"GET {url} failed: HTTP {exc.code}") from exc
+        except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException, ValueError) as exc:
+            raise self._error(f"GET {url} failed: {type(exc).__name__}: {getattr(exc, 'reason', exc)}") from exc
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         url = f"{self.base_url}{path}"
@@ -84,24 +108,50 @@ class JsonClient:
             try:
                 request = urllib.request.Request(url, data=data, headers=self._headers, method="POST")
                 with urllib.request.urlopen(request, timeout=self.policy.timeout_s) as response:
-                    return json.loads(response.read().decode("utf-8"))
+                    raw = response.read()
+                return json.loads(_utf8(raw))
             except urllib.error.HTTPError as exc:
-                detail = exc.read().decode("utf-8", "replace")[:300]
-                last = f"HTTP {exc.code}: {detail}"
+                last = f"HTTP {exc.code}: {self._detail(exc)}"
                 if exc.code != 429 and exc.code < 500:
                     self._count("failures")
-                    raise EndpointError(f"POST {url} failed: {last}") from exc
+                    raise self._error(f"POST {url} failed: {last}") from exc
                 retry_after = exc.headers.get("Retry-After")
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = getattr(exc, "reason", exc)
                 last = f"timed out after {self.policy.timeout_s:g} s" if isinstance(reason, TimeoutError) \
                     else f"{type(reason).__name__}: {reason}"
+            except http.client.IncompleteRead as exc:
+                last = f"the response was cut short ({len(exc.partial)} bytes read, {exc.expected} more expected)"
+            except http.client.HTTPException as exc:
+                last = f"broken response ({type(exc).__name__}: {exc})"
+            except _NotUtf8 as exc:
+                self._count("failures")
+                raise self._error(f"POST {url} failed: {exc}") from None
             except json.JSONDecodeError as exc:
                 last = f"response is not JSON ({exc})"
             if attempt < self.policy.max_retries:
                 self._sleep(self.policy.delay(attempt, retry_after))
         self._count("failures")
-        raise EndpointError(f"POST {url} failed after {self.policy.max_retries} retries: {last}")
+        raise self._error(f"POST {url} failed after {self.policy.max_retries} retries: {last}")
+
+    def _detail(self, exc: urllib.error.HTTPError) -> str:
+        """The start of an error body, credentials removed before it is cut (a key cut in half would still show)."""
+        try:
+            raw = exc.read(64 * 1024)
+        except (OSError, http.client.HTTPException):
+            return "(the error body could not be read)"
+        return " ".join(self.redact(raw.decode("utf-8", "replace")).split())[:DETAIL_CHARS]
+
+
+class _NotUtf8(ValueError):
+    """A response body that is not UTF-8 (so not JSON either)."""
+
+
+def _utf8(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _NotUtf8(f"the response is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
 
 
 def map_bounded(fn: Callable[[T], R], items: Sequence[T], concurrency: int) -> list[R]:

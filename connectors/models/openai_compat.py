@@ -20,7 +20,12 @@ those): its tokenizer and chat template are read from the de-quantised copy the 
 A **chat**-only endpoint (``endpoint="chat"``) generates but cannot return log-probs of a prompt
 position, so ``choice_logprobs`` refuses with a message saying so. The key is read from the
 environment variable named by ``api_key_env``; it is sent in a header and never appears in
-settings, messages or reprs.
+settings, messages or reprs: where an endpoint repeats it (an error body echoing the request's
+headers, a generated text), it is replaced by ``[redacted]`` before the text leaves the backend.
+
+A response that cannot be read as an answer (a missing field, a log-prob that is a string, NaN or
+above 0, a count that is not one per label) is an error on its item naming the reason, and is
+never cached; transport faults are retried by ``http_client``.
 """
 from __future__ import annotations
 
@@ -42,6 +47,7 @@ from connectors.models.base import (
     PromptLike,
     check_labels,
     check_params,
+    choice_problem,
     settings_from,
 )
 from connectors.models.http_client import EndpointError, JsonClient, RetryPolicy, map_bounded
@@ -53,6 +59,9 @@ ENDPOINTS = ("completions", "chat")
 # ids) change at every server start and would make every restart a new cache key.
 MODEL_FIELDS = ("id", "root", "parent", "owned_by", "max_model_len")
 LABEL_METHODS = ("top_logprobs", "echo")
+# what a response of the wrong shape raises when it is read (a missing key, a string where a list belongs, ...)
+MALFORMED = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+ERROR_CHARS = 500  # an item's error message at most: one line, never a whole response
 
 
 @dataclass(frozen=True)
@@ -154,28 +163,38 @@ class OpenAIBackend(ModelBackend):
         return map_bounded(lambda w: self._guarded(score, *w), work, self.config.concurrency)
 
     def _guarded(self, score: Any, text: str, strings: list[str]) -> ChoiceScores:
+        """One item's answer, or its error: the endpoint's failure, a malformed response, or log-probs that
+        are no label log-probs (``choice_problem``). Every text is redacted (an endpoint may echo the key)."""
         try:
-            return _with_mass(score(text, strings))
+            values = score(text, strings)
+            problem = values if isinstance(values, str) else choice_problem(values, strings)
         except EndpointError as exc:
-            return ChoiceScores(None, None, f"{self.spec}: {exc}")
-        except (KeyError, IndexError, TypeError) as exc:
-            return ChoiceScores(None, None, f"{self.spec}: unexpected completions response ({type(exc).__name__}: {exc})")
+            problem = str(exc)
+        except MALFORMED as exc:
+            problem = f"unexpected completions response ({type(exc).__name__}: {exc})"
+        if problem is not None:
+            return ChoiceScores(None, None, self._item_error(problem))
+        return ChoiceScores(tuple(float(v) for v in values), float(sum(math.exp(v) for v in values)))
 
-    def _score_top(self, text: str, strings: list[str]) -> list[float] | str:
+    def _score_top(self, text: str, strings: list[str]) -> list[Any] | str:
         body = {**self._base_body(), "prompt": text, "max_tokens": 1, "logprobs": self.config.top_logprobs}
         response = self.client.post("/completions", body)
         top = response["choices"][0]["logprobs"]["top_logprobs"][0]
+        if not isinstance(top, dict):
+            raise TypeError(f"top_logprobs[0] is a {type(top).__name__}, not an object")
         missing = [s for s in strings if s not in top]
         if missing:
             return (f"label(s) {missing} not among the top-{self.config.top_logprobs} log-probs the endpoint returned; "
                     "use label_method='echo' for exact values")
-        return [float(top[s]) for s in strings]
+        return [top[s] for s in strings]
 
-    def _score_echo(self, text: str, strings: list[str]) -> list[float] | str:
+    def _score_echo(self, text: str, strings: list[str]) -> list[Any] | str:
         body = {**self._base_body(), "max_tokens": 1, "logprobs": 1, "echo": True}
         if self.config.prompt_lists:
             response = self.client.post("/completions", {**body, "prompt": [text + s for s in strings]})
             choices = sorted(response["choices"], key=lambda c: c["index"])
+            if len(choices) != len(strings):
+                return f"the endpoint answered {len(choices)} choices for the {len(strings)} prompts sent (one per label)"
         else:
             choices = [self.client.post("/completions", {**body, "prompt": text + s})["choices"][0] for s in strings]
         values = []
@@ -183,8 +202,8 @@ class OpenAIBackend(ModelBackend):
             lp = choice["logprobs"]
             at = _label_position(text, label, choice)
             if lp["tokens"][at] != label:
-                return f"the endpoint tokenised label {label!r} as {lp['tokens'][at]!r} (merged with the text before it)"
-            values.append(float(lp["token_logprobs"][at]))
+                return f"the endpoint tokenised label {label!r} as {lp['tokens'][at]!r:.40} (merged with the text before it)"
+            values.append(lp["token_logprobs"][at])
         return values
 
     def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
@@ -208,13 +227,21 @@ class OpenAIBackend(ModelBackend):
             response = self.client.post("/chat/completions" if chat else "/completions", body)
             choice = response["choices"][0]
             text = choice["message"]["content"] if chat else choice["text"]
+            if not isinstance(text, str):
+                raise TypeError(f"the generated text is a {type(text).__name__}, not a string")
             usage = response.get("usage") or {}
-            return Generation(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
-                              choice.get("finish_reason"))
+            finish = choice.get("finish_reason")
+            return Generation(self.client.redact(text), int(usage.get("prompt_tokens", 0)),
+                              int(usage.get("completion_tokens", 0)), None if finish is None else str(finish))
         except EndpointError as exc:
-            return Generation(None, error=f"{self.spec}: {exc}")
-        except (KeyError, IndexError, TypeError) as exc:
-            return Generation(None, error=f"{self.spec}: unexpected response ({type(exc).__name__}: {exc})")
+            problem = str(exc)
+        except MALFORMED as exc:
+            problem = f"unexpected response ({type(exc).__name__}: {exc})"
+        return Generation(None, error=self._item_error(problem))
+
+    def _item_error(self, problem: str) -> str:
+        """An item's error: one line naming the model, credentials redacted before it is cut to length."""
+        return " ".join(self.client.redact(f"{self.spec}: {problem}").split())[:ERROR_CHARS]
 
 
 def _label_position(text: str, label: str, choice: dict[str, Any]) -> int:
@@ -233,11 +260,3 @@ def _label_position(text: str, label: str, choice: dict[str, Any]) -> int:
         return len(tokens) - 1 if generated == "" and tokens[-1] == label else len(tokens) - 2
     offsets = choice["logprobs"].get("text_offset")
     return offsets.index(len(text)) if offsets and len(text) in offsets else len(tokens) - 2
-
-
-def _with_mass(values: list[float] | str) -> ChoiceScores:
-    if isinstance(values, str):
-        return ChoiceScores(None, None, values)
-    if any(math.isnan(v) for v in values):
-        return ChoiceScores(None, None, "NaN log-probs from the endpoint")
-    return ChoiceScores(tuple(values), float(sum(math.exp(v) for v in values)))
