@@ -21,7 +21,8 @@ def page_commands(page: Path) -> list[str]:
     """The shell lines of a page's ``bash`` blocks that run ``benchaudit``, continuations joined."""
     blocks = re.findall(r"```bash\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
     lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
-    return [line.strip() for line in lines if line.strip().startswith("benchaudit ")]
+    lines = [line.strip().removeprefix(".venv/bin/") for line in lines]  # the quick start's own venv
+    return [line for line in lines if line.startswith("benchaudit ")]
 
 
 def readme_commands() -> list[str]:
