@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from pathlib import Path
 
@@ -131,3 +132,24 @@ def test_progress_shows_cache_hits_against_calls_and_the_report_warns_of_low_lab
 
     assert main(args) == 0  # the rerun: every answer from the response cache
     assert "[landscape] model model: 6/6 answers (100.0%) · cache hits 6 · calls 0 · unusable 0" in capsys.readouterr().err
+
+
+
+
+def test_resume_is_advised_for_an_endpoint_that_refused_and_finishes_the_run(ray_local, tmp_path, capsys):
+    """A transient reason -- the endpoint refused every connection (it is not up yet) -- is the one case
+    where --resume can help: the error advises it, and once the server is up the resumed run completes."""
+    toy = write_toy(tmp_path / "toy.jsonl", n=3)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = json.dumps({"label_method": "echo", "max_retries": 0, "concurrency": 1})
+    args = argv(toy, tmp_path / "runs", "--model", f"openai:http://127.0.0.1:{port}/v1#tiny", "--model-settings", settings)
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 1 and "answered none of its 3 prompts" in err and "3 × […] Connection refused" in err and "fix:" not in err
+    run_id = re.search(r"rerun the same command with --resume --run-id (\S+)", err).group(1)
+    with CompletionsServer(str(shared_tiny_lm()), model_name="tiny", port=port):
+        assert main([*args, "--resume", "--run-id", run_id]) == 0
+    out, err = capsys.readouterr()
+    assert run_dir(out).name == run_id and "[landscape] model tiny: 3/3 answers (100.0%) · cache hits 0 · calls 3 · unusable 0" in err
