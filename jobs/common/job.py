@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from typing import Any
 
 from fsspec.core import url_to_fs
@@ -27,6 +28,7 @@ from pydantic import BaseModel
 from connectors.runs.output import check_run_root
 from connectors.runs.rundir import RunDir, join, new_run_id, read_json, write_json, write_parquet, write_text
 from connectors.runs.store import RunEntry, code_version, drop_run, record_run, store_of
+from jobs.common.answers import Skips
 from jobs.common.config import RunOptions, config_hash, non_default_options
 from jobs.common.errors import JobError, format_traceback, is_transient, one_line
 from jobs.common.manifest import StageTimer, base_manifest
@@ -184,21 +186,28 @@ class JobRun:
 
     # -- finish ------------------------------------------------------------------------------
     def check_skips(self, rows_in: int, rows_out: int, skipped_rows: int, unread_rows: int, failed_inputs: list[dict],
-                    first_skip: str | None = None) -> dict:
+                    first_skip: str | None = None, reasons: Skips | None = None, unit: str = "rows") -> dict:
         """Refuse to report success when too much was skipped; the numbers go in the manifest.
 
         Skipped share = (rows skipped by reason + rows left unread) / (rows read + rows left unread).
         A run with no usable row is always an error. ``first_skip``: the first skipped row's message
-        (file, row, field), named in the error so the user sees what to fix.
+        (file, row, field), named in the error so the user sees what to fix. ``reasons``: the skipped
+        rows by reason (a model job's unusable answers, ``unit="model answers"``), whose top reasons the
+        error names, whose transient share decides whether ``--resume`` is advised, and which a run
+        within the limit shows as a warning on the terminal.
         """
         total = rows_in + unread_rows
         share = (skipped_rows + unread_rows) / total if total else 0.0
         limits = {"max_skipped": self.opts.max_skipped, "max_skipped_inputs": self.opts.max_skipped_inputs}
         facts = {"skipped_share": round(share, 6), "skipped_inputs": len(failed_inputs), **limits}
-        where = (f"; first skipped: {first_skip}" if first_skip else "") + f"; partial results are in {self.dir.partial}"
+        why = f"; top reasons: {reasons.top()}" if reasons is not None and reasons.total else ""
+        where = why + (f"; first skipped: {first_skip}" if first_skip else "") + f"; partial results are in {self.dir.partial}"
+        allowed = math.floor(self.opts.max_skipped * total + 1e-9)
+        resumable = reasons is not None and unread_rows == 0 and reasons.resumable(allowed)
         if rows_out == 0:
-            raise JobError(f"{self.job}: no usable rows (read {rows_in:,}, skipped {skipped_rows:,}, unread {unread_rows:,}, "
-                           f"inputs skipped {len(failed_inputs)}){where}")
+            counts = (f" (read {rows_in:,}, skipped {skipped_rows:,}, unread {unread_rows:,}, inputs skipped {len(failed_inputs)})"
+                      if unit == "rows" else f": all {rows_in:,} unusable")
+            raise JobError(f"{self.job}: no usable {unit}{counts}{where}", resumable=resumable)
         if len(failed_inputs) > self.opts.max_skipped_inputs:
             first = failed_inputs[0]
             what = first["error"] if first["file"] in first["error"] else f"{first['file']}: {first['error']}"
@@ -206,8 +215,13 @@ class JobRun:
                            f"{self.opts.max_skipped_inputs} (first: {what}){where}")
         if share > self.opts.max_skipped:
             accept = math.ceil(share * 1000) / 1000  # the smallest limit, to 0.001, that would let this run succeed
-            raise JobError(f"{self.job}: {share:.2%} of rows skipped or unread ({skipped_rows + unread_rows:,} of {total:,}), "
-                           f"over --max-skipped {self.opts.max_skipped:g} (--max-skipped {accept:g} would accept it){where}")
+            lost = "skipped or unread" if unit == "rows" else "unusable"
+            raise JobError(f"{self.job}: {share:.2%} of {unit} {lost} ({skipped_rows + unread_rows:,} of {total:,}), "
+                           f"over --max-skipped {self.opts.max_skipped:g} (--max-skipped {accept:g} would accept it){where}",
+                           resumable=resumable)
+        if reasons is not None and reasons.total and self.opts.log_level != "error":
+            print(f"{self.job}: warning: {reasons.total:,} of {total:,} {unit} unusable ({share:.2%}, within --max-skipped "
+                  f"{self.opts.max_skipped:g}): {reasons.top()}", file=sys.stderr, flush=True)
         return facts
 
     def manifest(self, **extra: Any) -> dict:

@@ -9,7 +9,9 @@ otherwise; ``openai`` actors hold an HTTP client with bounded concurrency and no
 
 Every call goes through the response cache under the run store, so a rerun, an added
 perturbation or an added model repeats no forward pass; the rows say which answers came from it
-(``cached``), and ``model_counts`` turns that into the manifest's call accounting.
+(``cached``), and ``model_counts`` turns that into the manifest's call accounting. The jobs consume
+a stage through ``jobs.common.answers.collect``, which counts its answers on the driver as they come
+back (progress, unusable answers by reason, the ``--max-skipped`` budget).
 """
 from __future__ import annotations
 
@@ -174,6 +176,9 @@ def model_stage(ds, stage: ModelStage, operation: Operation, cache_root: str):
     if operation == "generate":
         cls = TextGenerator
         kwargs["params"] = stage.generation
+    # One block per batch: a task's outputs are merged into one block, so a block of many batches would come
+    # back to the driver whole, after its last batch -- no progress to show and no early stop until then.
+    ds = ds.repartition(target_num_rows_per_block=stage.batch_size)
     return ds.map_batches(cls, fn_constructor_kwargs=kwargs, batch_size=stage.batch_size, batch_format="pyarrow",
                           compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_gpus=num_gpus,
                           num_cpus=num_cpus)

@@ -8,7 +8,8 @@ expectation by its real count, so the last line always has done = expected. Rows
 running come from the workers' own counters (``live``), so a single large file moves too.
 
 On a terminal the line is a bar redrawn in place; otherwise (a log, CI) plain lines every two
-seconds. Every line is also a sample in the manifest.
+seconds. Every line is also a sample in the manifest. ``AnswerProgress`` does the same for a model
+stage: answers back of answers expected, with cache hits against calls the model made.
 """
 from __future__ import annotations
 
@@ -24,6 +25,25 @@ BAR = 24
 def _fmt_eta(seconds: float) -> str:
     seconds = int(max(seconds, 0))
     return f"{seconds // 3600:d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _is_tty(stream: TextIO | None, tty: bool | None) -> bool:
+    """Whether lines go to a terminal (a bar redrawn in place) or to a log (plain lines)."""
+    if tty is not None:
+        return tty
+    if stream is None:
+        from jobs.common.ray_start import stderr_is_tty
+
+        return stderr_is_tty()
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _shown(head: str, text: str, fraction: float, tty: bool) -> str:
+    """One progress line: on a terminal a bar, redrawn in place; otherwise the plain text."""
+    if tty:
+        filled = int(round(BAR * min(fraction, 1.0)))
+        return f"\r{head} |{'█' * filled}{'·' * (BAR - filled)}| {text}\033[K"
+    return f"{head} {text}"
 
 
 @dataclass
@@ -131,19 +151,10 @@ class Progress:
             if done >= total and self.shards == self.expected_shards:
                 eta = "done"
         tail = f"shards {self.shards}/{self.expected_shards} · {rate:,.0f} rows/s · ETA {eta}"
-        if self._is_tty():
-            filled = int(round(BAR * min(fraction, 1.0)))
-            return f"\r[{self.job}] |{'█' * filled}{'·' * (BAR - filled)}| {what} · {tail}\033[K", sample
-        return f"[{self.job}] {what} · {tail}", sample
+        return _shown(f"[{self.job}]", f"{what} · {tail}", fraction, self._is_tty()), sample
 
     def _is_tty(self) -> bool:
-        if self.tty is not None:
-            return self.tty
-        if self.stream is None:
-            from jobs.common.ray_start import stderr_is_tty
-
-            return stderr_is_tty()
-        return bool(getattr(self.stream, "isatty", lambda: False)())
+        return _is_tty(self.stream, self.tty)
 
     def _emit(self, now: float) -> None:
         line, sample = self._line(now)
@@ -155,6 +166,78 @@ class Progress:
             return
         tty = self._is_tty()
         print(line, file=self.stream or sys.stderr, end="" if tty else "\n", flush=True)
+        self._drawn = tty
+
+
+@dataclass
+class AnswerProgress:
+    """Progress of one model stage: answers back of answers expected, how many the response cache
+    gave (cache hits) and how many the model computed (calls), the unusable ones, rate and ETA.
+
+    The driver counts each batch as it comes back from the stage's actor pool
+    (``jobs.common.answers.collect``); lines and samples as ``Progress`` makes them for a scan.
+    """
+
+    job: str
+    what: str  # "model hf-tiny", "router calls of hf:…"
+    expected: int
+    stream: TextIO | None = None
+    interval_s: float = 2.0
+    quiet: bool = False
+    tty: bool | None = None
+    done: int = 0
+    cache_hits: int = 0
+    unusable: int = 0
+    started: float = field(default_factory=time.monotonic)
+    samples: list[dict] = field(default_factory=list)
+    _last: float = field(default_factory=time.monotonic)
+    _drawn: bool = False
+    _first: tuple[float, int] | None = None  # when the first batch came back, and its answers
+
+    def update(self, answers: int, cache_hits: int, unusable: int) -> None:
+        """A batch of ``answers`` came back; a line when the interval has passed."""
+        if self._first is None:
+            self._first = (time.monotonic(), answers)
+        self.done += answers
+        self.cache_hits += cache_hits
+        self.unusable += unusable
+        now = time.monotonic()
+        if now - self._last >= self.interval_s:
+            self._last = now
+            self._emit(now)
+
+    def emit(self) -> None:
+        """The stage's last line (always printed, so a log shows what the stage did)."""
+        self._emit(time.monotonic())
+        if self._drawn:
+            print(file=self.stream or sys.stderr, flush=True)
+            self._drawn = False
+
+    def rate(self, now: float) -> float:
+        """Answers per second since the first batch came back (the model's loading is not its pace),
+        over the whole stage until a second one has."""
+        if self._first is not None and now > self._first[0] and self.done > self._first[1]:
+            return (self.done - self._first[1]) / (now - self._first[0])
+        return self.done / (now - self.started) if now > self.started else 0.0
+
+    def _emit(self, now: float) -> None:
+        elapsed = now - self.started
+        rate = self.rate(now)
+        total = max(self.expected, self.done)
+        fraction = self.done / total if total else 1.0
+        eta = "done" if self.done >= total else (_fmt_eta((total - self.done) / rate) if rate > 0 else "?")
+        sample = {"t_s": round(elapsed, 3), "answers": self.done, "expected": total, "cache_hits": self.cache_hits,
+                  "calls": self.done - self.cache_hits, "unusable": self.unusable}
+        if self.samples and self.samples[-1]["answers"] == self.done:
+            return
+        self.samples.append(sample)
+        if self.quiet:
+            return
+        text = (f"{self.done:,}/{total:,} answers ({100 * fraction:.1f}%) · cache hits {self.cache_hits:,} · calls "
+                f"{self.done - self.cache_hits:,} · unusable {self.unusable:,} · {rate:,.1f} answers/s · ETA {eta}")
+        tty = _is_tty(self.stream, self.tty)
+        print(_shown(f"[{self.job}] {self.what}:", text, fraction, tty), file=self.stream or sys.stderr,
+              end="" if tty else "\n", flush=True)
         self._drawn = tty
 
 

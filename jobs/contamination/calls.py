@@ -20,6 +20,7 @@ from audit.contamination.plan import NOISY, Call, CallPlan, CallResult, PlanConf
 from audit.contamination.prompts import PromptSet
 from audit.mcqa.items import McqaItem
 from connectors.models.batches import GENERATION_COLUMNS
+from jobs.common.answers import Skips
 
 CALL_SCHEMA = pa.schema([
     ("id", pa.string()), ("system", pa.string()), ("user", pa.string()), ("answer_prefix", pa.string()),
@@ -37,6 +38,25 @@ def call_rows(calls: Sequence[Call]) -> pa.Table:
         "temperature": c.decoding.temperature, "top_p": c.decoding.top_p, "seed": c.decoding.seed, "role": c.role,
         "model": c.model, "question_id": c.question_id, "condition": c.condition, "slot": ".".join(map(str, c.slot)),
     } for c in calls], schema=CALL_SCHEMA)
+
+
+EMPTY_ROUTER = "empty router output"
+UNPARSABLE = "unparsable worker answer"
+
+
+def unusable(batch: pa.Table, items: Mapping[str, McqaItem]) -> list[str | None]:
+    """Per answered row, why it is of no use to the audit (None: usable): its call's error, a router
+    output with no text (it blocks every cell it feeds), or a worker reply without one valid letter."""
+    out: list[str | None] = []
+    for role, question, text, error in zip(*(batch.column(c).to_pylist() for c in ("role", "question_id", "text", "error"))):
+        if error is not None:
+            out.append(error)
+        elif role == "router":
+            out.append(None if (text or "").strip() else EMPTY_ROUTER)
+        else:
+            status = worker_outcome(items[question], call_result(text)).status
+            out.append(UNPARSABLE if status == "unparsable" else None)
+    return out
 
 
 def empty_answers() -> pa.Table:
@@ -103,8 +123,9 @@ def _counts(table: pa.Table) -> dict[str, int]:
     }
 
 
-def call_accounting(routers: pa.Table, workers: pa.Table, step: WorkerStep) -> dict:
-    """The manifest's call and token accounting: per role (router calls split clean/noisy), per model, in total."""
+def call_accounting(routers: pa.Table, workers: pa.Table, step: WorkerStep, items: Mapping[str, McqaItem]) -> dict:
+    """The manifest's call and token accounting: per role (router calls split clean/noisy), per model, in total;
+    per role and in total the unusable answers by reason (``unusable``)."""
     noisy = routers.column("condition").to_pylist().count(NOISY)
     blocked: dict[str, int] = {}
     for _, call in step.cells:
@@ -112,11 +133,13 @@ def call_accounting(routers: pa.Table, workers: pa.Table, step: WorkerStep) -> d
             blocked[call.status] = blocked.get(call.status, 0) + 1
     both = pa.concat_tables([routers, workers])
     return {
-        "router": {**_counts(routers), "clean_calls": routers.num_rows - noisy, "noisy_calls": noisy},
-        "worker": {**_counts(workers), "cells": len(step.cells), "blocked_cells": dict(sorted(blocked.items()))},
+        "router": {**_counts(routers), "clean_calls": routers.num_rows - noisy, "noisy_calls": noisy,
+                   "unusable": Skips.of(unusable(routers, items)).to_json()},
+        "worker": {**_counts(workers), "cells": len(step.cells), "blocked_cells": dict(sorted(blocked.items())),
+                   "unusable": Skips.of(unusable(workers, items)).to_json()},
         "per_model": {model: _counts(both.filter(pc.equal(both.column("model"), model)))
                       for model in sorted(set(both.column("model").to_pylist()))},
-        "total": _counts(both),
+        "total": {**_counts(both), "unusable": Skips.of(unusable(both, items)).to_json()},
     }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jobs.common.html import RunInfo, bar_chart, esc, fmt, page, pct, scatter, table
+from jobs.common.html import RunInfo, bar_chart, esc, fmt, note, page, pct, scatter, table
 
 PALETTE = ("#4a78a8", "#e08a3c", "#5a9e4b", "#c0392b", "#8e6bb8", "#8c564b", "#d372b5", "#7f7f7f", "#b5b82e", "#2fb3c4",
            "#1f3f6e", "#a0522d")
@@ -220,6 +220,7 @@ def _missing_section(summary: dict) -> str:
         blocked = calls["worker"]["blocked_cells"]
         if blocked:
             parts.append(f"<p class=note>Cells that made no worker call: {esc(', '.join(f'{v} {k}' for k, v in blocked.items()))}.</p>")
+        parts.append(_unusable_section(summary))
     parts.append("</section>")
     return "".join(parts)
 
@@ -249,7 +250,48 @@ def _header(summary: dict) -> str:
             f"r = 1…{h['m']}</p><p class=note>{esc(CAVEAT)}</p>")
 
 
+def _reasons(block: dict, k: int = 3) -> str:
+    return "; ".join(f"{n:,} × {reason}" for reason, n in list(block["by_reason"].items())[:k])
+
+
+def unusable_text(summary: dict) -> list[str]:
+    """Why answers are missing, in words, before any figure: unusable router and worker answers with their
+    top reasons, and, when no cell was scored, that the figures are empty and why."""
+    calls = summary.get("calls")
+    if not calls or "unusable" not in calls["router"]:
+        return []
+    lines = []
+    for role in ("router", "worker"):
+        block, made = calls[role]["unusable"], calls[role]["calls"]
+        if block["total"]:
+            every = "All" if block["total"] == made else f"{block['total']:,} of"
+            lines.append(f"{every} {made:,} {role} answers were unusable ({_reasons(block)}).")
+    totals = summary["status_totals"]
+    if not totals["answered"] + totals["unparsable"]:
+        blocked = sum(calls["worker"]["blocked_cells"].values())
+        lines.append(f"No cell was scored ({blocked:,} of {calls['worker']['cells']:,} cells made no worker call), so this "
+                     "report has no figures: the reasons above say why.")
+    elif lines:
+        lines.append("Cells fed by an unusable router output made no worker call, and unparsable worker answers count as "
+                     "wrong; every reason is in manifest.json (calls.*.unusable) and what is missing is listed below.")
+    return lines
+
+
+def _unusable_section(summary: dict) -> str:
+    calls = summary.get("calls")
+    if not calls or "unusable" not in calls["router"] or not calls["total"]["unusable"]["total"]:
+        return ""
+    rows = [[role, esc(reason), n, esc(calls[role]["unusable"]["examples"].get(reason, ""))]
+            for role in ("router", "worker") for reason, n in calls[role]["unusable"]["by_reason"].items()]
+    return "<h3>Unusable answers by reason</h3>" + table(["role", "reason", "answers", "example"], rows)
+
+
 def render_contamination_report(summary: dict, run: RunInfo | None = None) -> str:
-    body = [_header(summary), _per_r_section(summary), _trajectories_section(summary), _transitions_section(summary),
-            _level_section(summary), _missing_section(summary), _cells_section(summary)]
+    warnings = "".join(note(line, warn=True) for line in unusable_text(summary))
+    totals = summary["status_totals"]
+    if summary["mode"] == "models" and not totals["answered"] + totals["unparsable"]:
+        body = [_header(summary), warnings, _missing_section(summary)]  # nothing scored: no empty charts
+    else:
+        body = [_header(summary), warnings, _per_r_section(summary), _trajectories_section(summary),
+                _transitions_section(summary), _level_section(summary), _missing_section(summary), _cells_section(summary)]
     return page("Contamination sensitivity: routers, a worker, and above-baseline anomalies", "".join(body), run)

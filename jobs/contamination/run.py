@@ -8,11 +8,17 @@ stage per router model; then, from their outputs, the worker calls, one stage pe
 out or came back empty make no worker call; every cell lands in the outcome table with its
 category, and ``audit.contamination.analysis.analyse`` turns the table into every statistic.
 ``--outcomes`` skips the models: the same analysis of a table read from Parquet or CSV.
+
+Every answer is counted on the driver as it comes back (``jobs.common.answers``: progress with cache
+hits against calls, per model and role). A failed or timed-out call, an empty router output and an
+unparsable worker answer are unusable answers, counted by reason against ``--max-skipped``: a model
+stage stops as soon as the run can no longer meet it, and a run over it fails after writing its
+report (which says why) to the partial folder; a run within it shows them on the terminal.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 import pyarrow as pa
@@ -26,7 +32,9 @@ from audit.mcqa.items import McqaItem
 from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.contamination.outcomes import read_outcomes
 from connectors.io.read_report import ReadReport
+from jobs.common.answers import SkipBudget, Skips, StageAnswers, StageStopped, collect, stage_answers
 from jobs.common.config import RunOptions
+from jobs.common.errors import JobError
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
 from jobs.common.models import ModelStage, model_stage, response_cache_root
@@ -40,6 +48,7 @@ from jobs.contamination.calls import (
     outcome_frame,
     results_of,
     stored_calls,
+    unusable,
     worker_step,
 )
 from jobs.contamination.config import ContaminationConfig
@@ -68,19 +77,45 @@ class ModelRun:
     outcomes: pd.DataFrame
 
 
-def ray_generate(cfg: ContaminationConfig, cache: str) -> Generate:
+@dataclass
+class CallStages:
+    """The run's model stages as they are counted: the skip budget over every call, the sampled items
+    (a worker reply is judged against its item's options) and each stage's answers, by "role model"."""
+
+    budget: SkipBudget
+    items: Mapping[str, McqaItem]
+    quiet: bool = False
+    stages: dict[str, StageAnswers] = field(default_factory=dict)
+
+    def manifest(self) -> dict:
+        return {name: {"expected": a.expected, "unusable": a.skips.to_json(), "progress": a.progress.samples}
+                for name, a in self.stages.items()}
+
+
+def ray_generate(cfg: ContaminationConfig, cache: str, counted: CallStages) -> Generate:
     """Calls -> answered rows: one ``model_stage`` per model, its rows split into blocks of ``--batch-size``
-    (one block per batch, so the pool's actors share the work)."""
+    (one block per batch, so the pool's actors share the work), counted on the driver as they come back."""
     def generate(calls: Sequence[Call]) -> pa.Table:
         import ray
 
+        if calls and calls[0].role == "worker":  # the worker calls are known now: the budget's plan becomes exact
+            counted.budget.planned = counted.budget.counted + len(calls)
         tables = [empty_answers()]
         for model in dict.fromkeys(c.model for c in calls):
-            rows = call_rows([c for c in calls if c.model == model])
+            mine = [c for c in calls if c.model == model]
+            rows = call_rows(mine)
             blocks = [rows.slice(i, cfg.batch_size) for i in range(0, rows.num_rows, cfg.batch_size)]
             stage = ModelStage(model, cfg.settings_for(model), batch_size=cfg.batch_size, max_actors=cfg.actors)
-            answered = model_stage(ray.data.from_arrow(blocks), stage, "generate", cache)
-            tables += ray.get(answered.to_arrow_refs())
+            what = f"{mine[0].role} calls of {model}"
+            answers = stage_answers(JOB, what, len(mine), counted.budget, lambda b: unusable(b, counted.items), counted.quiet)
+            counted.stages[f"{mine[0].role} {model}"] = answers
+            try:
+                got = collect(model_stage(ray.data.from_arrow(blocks), stage, "generate", cache), answers, empty_answers())
+            except StageStopped as exc:
+                raise JobError(f"{JOB}: {what} {exc}", resumable=exc.resumable) from exc
+            position = {c.key: i for i, c in enumerate(mine)}  # batches come back in any order: put them in call order
+            keys = got.column("id").to_pylist()
+            tables.append(got.take(sorted(range(got.num_rows), key=lambda i: position[keys[i]])))
         return pa.concat_tables(tables, promote_options="default")
 
     return generate
@@ -96,10 +131,11 @@ def _read_sample(cfg: ContaminationConfig, opts: RunOptions) -> tuple[Sample, Re
 
 
 def run_models(items: Sequence[McqaItem], roles: Sequence[ModelRoles], prompts: PromptSet, config: PlanConfig, generate: Generate,
-               timer: StageTimer) -> ModelRun:
-    """Routers, then workers (from the router outputs), then the outcome table."""
+               timer: StageTimer, plan: CallPlan | None = None) -> ModelRun:
+    """Routers, then workers (from the router outputs), then the outcome table (``plan``: the calls of
+    ``plan_calls``, when the caller made it already)."""
     by_id = {item.id: item for item in items}
-    plan = plan_calls(items, roles, prompts, config)
+    plan = plan or plan_calls(items, roles, prompts, config)
     with timer("routers"):
         routers = generate(plan.router_calls) if plan.router_calls else empty_answers()
     step = worker_step(plan, by_id, results_of(routers), prompts, config)
@@ -184,12 +220,22 @@ def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
     payload = {"config": cfg.hashed(), "prompts": prompts.manifest(), "sample": list(sample.ids), "on_error": opts.on_error}
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer) as job:
         cache = response_cache_root(cfg.cache, opts.out)
-        done = run_models(sample.items, cfg.roles(), prompts, cfg.plan_config(), ray_generate(cfg, cache), timer)
+        by_id = {item.id: item for item in sample.items}
+        plan = plan_calls(sample.items, cfg.roles(), prompts, cfg.plan_config())
+        # every router call, and at most one worker call per cell: the budget's plan until the worker calls are known
+        counted = CallStages(SkipBudget(opts.max_skipped, len(plan.router_calls) + len(plan.worker_tasks)), by_id,
+                             quiet=opts.log_level in ("warning", "error"))
+        try:
+            done = run_models(sample.items, cfg.roles(), prompts, cfg.plan_config(), ray_generate(cfg, cache, counted), timer,
+                              plan)
+        except JobError:  # a model stage stopped: what was counted goes in the partial folder's manifest
+            job.write_json("manifest.json", job.manifest(mode="models", model_calls=counted.manifest()))
+            raise
         with job.timer("analyse"):
             job.write_table("outcomes", done.outcomes)  # a table --outcomes reads back as it is
             job.write_table("calls", stored_calls(pa.concat_tables([done.routers, done.workers])))
             s = analyse(done.outcomes, m=cfg.max_routers, alpha=cfg.alpha(), bootstrap=cfg.bootstrap_config(), source="outcomes")
-            accounting = call_accounting(done.routers, done.workers, done.step)
+            accounting = call_accounting(done.routers, done.workers, done.step, by_id)
             design = {"m": cfg.max_routers, "design": cfg.plan_config().design, "planned": done.plan.counts(),
                       "models": [{"worker": r.worker, "router": r.router_model} for r in cfg.roles()]}
             summary = summary_of(s, job.run_id, "models", cfg, {
@@ -203,10 +249,15 @@ def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
         manifest = job.manifest(
             mode="models", benchmark={**benchmark, "read": read.to_json()}, sample=sample.manifest(), prompts=prompts.manifest(),
             design={**design, "plan": _plan_manifest(cfg)}, model_settings={m: cfg.settings_for(m) for m in models},
-            calls=accounting, cache=cache, skip_limits=limits,
+            calls=accounting, model_calls=counted.manifest(), cache=cache, skip_limits=limits,
             rows={"in": rows_in, "out": sample.n, "skipped_by_reason": read.skipped_by_reason, "unread": read.unread_rows},
             outputs={"outcomes": "data/outcomes/", "calls": "data/calls/"},
         )
+        job.write_json("manifest.json", manifest)  # kept in the partial folder if the answer limit below refuses the run
+        answers = done.routers.num_rows + done.workers.num_rows
+        skips = Skips.of(unusable(pa.concat_tables([done.routers, done.workers]), by_id))
+        manifest["answer_limits"] = job.check_skips(answers, answers - skips.total, skips.total, 0, [], reasons=skips,
+                                                    unit="model answers")
         return job.commit(manifest)
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from audit.mcqa.items import LETTERS
-from jobs.common.html import RunInfo, esc, fmt, page, pct, scatter, table
+from jobs.common.html import RunInfo, esc, fmt, note, page, pct, scatter, table
 
 MAX_SHOWN = 200  # candidates listed in the report; all of them are in summary.json and review_candidates.csv
 CAVEAT = ("Each item is a point (Ptop1, Hnorm): Ptop1 is the top option's probability, Hnorm the entropy of the other "
@@ -84,8 +84,25 @@ def _validation(rows: list[dict]) -> str:
                      "enrichment", "p"], body) + "</section>")
 
 
+def _warnings(summary: dict) -> str:
+    """What makes the figures below less than they seem, before them: too few answers, a model not answering."""
+    lines = [w["message"] for w in summary.get("warnings", [])]
+    failed = summary.get("failed_answers") or {}
+    if failed.get("total"):
+        top = "; ".join(f"{n:,} × {reason}" for reason, n in list(failed["by_reason"].items())[:3])
+        lines.insert(0, f"{failed['total']:,} of {failed['answers']:,} model answers failed and are left out of every "
+                        f"figure ({top}); every reason is listed under what was left out.")
+    return "".join(note(line, warn=True) for line in lines)
+
+
 def _problems(summary: dict) -> str:
     parts = []
+    failed = summary.get("failed_answers") or {}
+    if failed.get("total"):
+        parts.append(f"<h3>Answers that failed ({failed['total']:,} of {failed['answers']:,}; each row's error is in "
+                     "data/scores/)</h3>" + table(["reason", "answers", "example"],
+                                                  [[esc(k), v, esc(failed["examples"].get(k, ""))]
+                                                   for k, v in failed["by_reason"].items()]))
     if summary["failed_models"]:
         parts.append("<h3>Models left out</h3>" + table(["model", "error"], [[esc(f["model"]), esc(f["error"])]
                                                                             for f in summary["failed_models"]]))
@@ -102,7 +119,7 @@ def _problems(summary: dict) -> str:
 
 def render_landscape_report(summary: dict, run: RunInfo | None = None) -> str:
     body = [f"<p class=note>Run {esc(summary['run_id'])} · probabilities: {esc(summary['probability_note'])}</p>",
-            f"<p class=note>{esc(CAVEAT)}</p>", _mpd_table(summary["table"]), _scatters(summary),
+            f"<p class=note>{esc(CAVEAT)}</p>", _warnings(summary), _mpd_table(summary["table"]), _scatters(summary),
             _perturbation_table(summary["table"]), _correlations(summary["hnorm_correlations"]), _flags(summary),
             _validation(summary["validation"]), _problems(summary)]
     return page("MCQA probability landscapes", "".join(body), run)

@@ -12,14 +12,16 @@ the model: its rows come from lm-eval's samples files (every item unless --sampl
 is started; a task that cannot be read is counted and named, and the other tasks are read.
 
 A model that cannot run (weights not found, labels that are not single tokens, a chat-only
-endpoint) or answers no item (an unreachable endpoint) fails the run naming the model, or
-under ``--on-error skip`` is left out and listed (within ``--max-skipped-inputs``). Answers that
-failed on their own item count against ``--max-skipped``; items the benchmark itself makes
+endpoint), answers no item (an unreachable endpoint) or fails so many items that the run can no
+longer meet ``--max-skipped`` (stopped as soon as that is so: ``jobs.common.answers``) fails the
+run naming the model and the top reasons, or under ``--on-error skip`` is left out and listed
+(within ``--max-skipped-inputs``). Answers that failed on their own item count against
+``--max-skipped`` by reason (manifest, report, terminal); items the benchmark itself makes
 unscorable are findings, listed per item, and never fail the run.
 """
 from __future__ import annotations
 
-import re
+import sys
 from collections import Counter
 from typing import Any
 
@@ -27,13 +29,13 @@ import fsspec
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from audit.landscape.prompts import McqaTemplate, load_template
 from audit.landscape.structure import StructurePrompt, load_structure_prompt
 from connectors.landscape.inputs import read_reference, read_review_labels, read_structure_prompt, read_template
 from connectors.models.batches import REPORT_COLUMN, merge_backend_reports
 from connectors.runs.tables import DATA_DIR, partition_segment
+from jobs.common.answers import SkipBudget, Skips, StageAnswers, StageStopped, collect, reason_code, stage_answers
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError, is_transient, one_line, user_code_error
 from jobs.common.job import JobRun
@@ -46,15 +48,16 @@ from jobs.landscape.stages import SCORE_TABLE, landscape_batch, prompt_batch
 from jobs.landscape.summary import FINAL_POSITION, as_results, build_summary, candidates
 
 JOB = "landscape"
+ORDER = ("benchmark", "perturbation", "id", "variant")  # one prompt row
 _PERMANENT = ("BackendError", "LabelTokenError", "CapabilityError", "ModelSpecError", "ValueError")
 
 
 class ModelFailure(Exception):
     """A model that could not run or answered nothing; ``message`` names it."""
 
-    def __init__(self, message: str, permanent: bool = True, info: dict | None = None) -> None:
+    def __init__(self, message: str, permanent: bool = True, info: dict | None = None, skips: Skips | None = None) -> None:
         super().__init__(message)
-        self.permanent, self.info = permanent, info
+        self.permanent, self.info, self.skips = permanent, info, skips or Skips()
 
 
 def _template(cfg: LandscapeConfig) -> tuple[McqaTemplate, str]:
@@ -71,11 +74,6 @@ def _rm(url: str) -> None:
     fs, path = fsspec.core.url_to_fs(url)
     if fs.exists(path):
         fs.rm(path, recursive=True)
-
-
-def _read_dir(url: str) -> pa.Table:
-    fs, path = fsspec.core.url_to_fs(url)
-    return pq.read_table(path, filesystem=fs)
 
 
 def _keep_prompts(batch: pa.Table) -> pa.Table:
@@ -103,41 +101,47 @@ def build_prompts(job: JobRun, benchmarks: list[BenchmarkItems], template: McqaT
     return prompts, rejected
 
 
-def score_model(job: JobRun, prompts, model: ModelConfig, index: int, cache_root: str) -> tuple[pa.Table, dict]:
-    """One model over every prompt row: its landscape rows (written to data/scores/model=<name>/) and its call accounting."""
+def score_model(job: JobRun, prompts, n_prompts: int, model: ModelConfig, cache_root: str,
+                budget: SkipBudget) -> tuple[pa.Table, dict]:
+    """One model over every prompt row: its landscape rows (written to data/scores/model=<name>/) and its
+    call accounting. The rows come back to the driver batch by batch (``jobs.common.answers.collect``:
+    progress, failed answers by reason, and a stop as soon as the run's failures exceed --max-skipped)."""
     folder = f"{DATA_DIR}/scores/{partition_segment('model', model.name)}"
-    out = job.path(*folder.split("/"))
-    _rm(out)  # a resumed run rewrites the model's rows (from the cache) instead of appending to them
+    _rm(job.path(*folder.split("/")))  # a resumed run rewrites the model's rows (from the cache) instead of appending to them
+    answers = stage_answers(JOB, f"model {model.name}", n_prompts, budget, lambda b: b.column("error").to_pylist(),
+                            quiet=job.opts.log_level in ("warning", "error"))
     try:
         scored = model_stage(prompts, model.stage(), "choice", cache_root)
         rows = scored.map_batches(landscape_batch, fn_kwargs={"model": model.name}, batch_format="pyarrow")
-        rows.drop_columns(["model"]).write_parquet(out)  # the model is in the folder name only
+        table = collect(rows, answers, SCORE_TABLE.empty_table()).select(SCORE_TABLE.names).cast(SCORE_TABLE)
+        table = table.sort_by([(c, "ascending") for c in ORDER])  # batches come back in any order; a rerun's rows do not
+    except StageStopped as exc:
+        raise ModelFailure(f"model {model.name} ({model.spec}) {exc}", permanent=not exc.resumable,
+                           info=_model_info(model, folder, answers, None), skips=answers.skips) from exc
     except Exception as exc:  # noqa: BLE001 -- one model's failure is reported as that model's, with its cause
-        _rm(out)
         cause = (user_code_error(exc) or one_line(exc))
         raise ModelFailure(f"model {model.name} ({model.spec}): {cause}",
-                           permanent=any(n in str(exc) for n in _PERMANENT) or not is_transient(exc)) from exc
-    table = _read_dir(out)
-    table = table.append_column("model", pa.array([model.name] * table.num_rows, pa.string())).select(SCORE_TABLE.names)
-    table = table.cast(SCORE_TABLE)
-    report = merge_backend_reports(table.column(REPORT_COLUMN).to_pylist())
-    calls = {**model_counts(table), **report["counters"]}
-    info = {"spec": model.spec, "requested_settings": model.settings, "settings": report["settings"],
-            "batch_size": model.batch_size, "actors": model.actors, "calls": calls, "output": folder + "/"}
-    if table.num_rows and calls["errors"] == table.num_rows:
-        first = table.column("error")[0].as_py()
-        counted = ", ".join(f"{k} {report['counters'][k]}" for k in ("requests", "retries", "failures") if k in report["counters"])
+                           permanent=any(n in str(exc) for n in _PERMANENT) or not is_transient(exc),
+                           skips=answers.skips) from exc
+    info = _model_info(model, folder, answers, table)
+    if table.num_rows and info["calls"]["errors"] == table.num_rows:
+        counted = ", ".join(f"{k} {info['calls'][k]}" for k in ("requests", "retries", "failures") if k in info["calls"])
         raise ModelFailure(f"model {model.name} ({model.spec}) answered none of its {table.num_rows} prompts "
-                           f"({counted or 'no calls counted'}); first error: {first}", permanent=False, info=info)
+                           f"({counted or 'no calls counted'}); top reasons: {answers.skips.top()}",
+                           permanent=not answers.skips.resumable(0), info=info, skips=answers.skips)
+    job.write_table("scores", table.drop_columns(["model", REPORT_COLUMN]), partition=("model", model.name))
     return table.drop_columns([REPORT_COLUMN]), info
 
 
-
-def _reason_code(reason: str) -> str:
-    """A rejection reason without its particulars (file, row, letters, numbers, quoted text), for counting."""
-    text = re.sub(r"\s*\(.*\)$", "", reason.rsplit(": ", 1)[-1])
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
-    return re.sub(r"\b\d+\b", "N", re.sub(r"\b[A-Z]\b", "X", text))
+def _model_info(model: ModelConfig, folder: str, answers: StageAnswers, table: pa.Table | None) -> dict:
+    """A model's manifest entry: spec, settings as requested and as resolved, call accounting (of the
+    answers that came back, when the stage stopped early), failed answers by reason, progress samples."""
+    if table is None:
+        table = answers.table(SCORE_TABLE.empty_table()).select(SCORE_TABLE.names)
+    report = merge_backend_reports(table.column(REPORT_COLUMN).to_pylist())
+    return {"spec": model.spec, "requested_settings": model.settings, "settings": report["settings"],
+            "batch_size": model.batch_size, "actors": model.actors, "calls": {**model_counts(table), **report["counters"]},
+            "failed_answers": answers.skips.to_json(), "progress": answers.progress.samples, "output": folder + "/"}
 
 
 def _items_frame(benchmarks: list[BenchmarkItems]) -> pd.DataFrame:
@@ -188,9 +192,12 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
                            "prompt": {"name": structure.name, "version": structure.version, "sha256": structure.sha256,
                                       "source": cfg.classifier_prompt or "shipped"},
                            "generation": {"temperature": 0.0, "max_new_tokens": structure.max_new_tokens}, "calls": calls}
+    answered = results[results["error"].isna()]
+    skips = Skips.of(results["error"].dropna())
     with job.timer("summary"):
         summary = build_summary(job.run_id, cfg, results, flags, correct_by_bench, items, probability, reference, verdicts,
                                 {"failed_models": failed, "rejected": manifest_extra["rejected"],
+                                 "failed_answers": {**skips.to_json(), "answers": len(results)},
                                  "template": manifest_extra.get("template"),
                                  "unreadable_tasks": [{**u, "reason": clip_text(u["reason"])}
                                                       for u in manifest_extra.get("lm_eval", {}).get("unreadable", [])]})
@@ -199,25 +206,28 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
         job.write_text("review_candidates.csv", _candidates_csv(flags))
         job.write_summary(summary)
         job.write_text("report.html", render_landscape_report(summary, job.report_info("review_candidates.csv")))
-    answered = results[results["error"].isna()]
-    errors = Counter(_reason_code(e) for e in results["error"].dropna())
+    if opts.log_level != "error":
+        for warning in summary["warnings"]:
+            print(f"{JOB}: warning: {warning['message']}", file=sys.stderr, flush=True)
     manifest = job.manifest(
         **manifest_extra, probability=probability, cache={"root": cache_root}, failed_models=failed,
         seeds={"sample": cfg.seed, "perturbations": cfg.seed, "mpd": cfg.seed},
         sample={"items_per_benchmark": cfg.items_per_benchmark(), "given": cfg.sample is not None},
-        rows={"in": len(results), "out": len(answered), "skipped_by_reason": dict(errors.most_common()), "unread": 0},
+        rows={"in": len(results), "out": len(answered), "skipped_by_reason": dict(skips.by_reason.most_common()), "unread": 0},
+        failed_answers=skips.to_json(),
         review={"candidates": int(flags["flagged"].sum()) if len(flags) else 0, "labels": cfg.review_labels,
                 "reference": cfg.reference, "classifier": classifier_info},
         outputs={"review_candidates": "review_candidates.csv"},
     )
     job.write_json("manifest.json", manifest)  # kept in the partial folder if the limits below refuse the run
-    manifest["skip_limits"] = job.check_skips(len(results), len(answered), len(results) - len(answered), 0, failed)
+    manifest["skip_limits"] = job.check_skips(len(results), len(answered), len(results) - len(answered), 0, failed,
+                                              reasons=skips, unit="model answers")
     return job.commit(manifest)
 
 
 def _rejections(rejected: list[dict]) -> dict[str, Any]:
     return {"total": len(rejected), "by_stage": dict(Counter(r["stage"] for r in rejected)),
-            "by_reason": dict(Counter(_reason_code(r["reason"]) for r in rejected).most_common())}
+            "by_reason": dict(Counter(reason_code(r["reason"]) for r in rejected).most_common())}
 
 
 def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
@@ -253,14 +263,17 @@ def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
             raise JobError(f"{JOB}: no item can be scored ({len(rejected):,} left out, each with its reason in "
                            f"{job.path(DATA_DIR, 'rejected')})")
         tables, infos, failed = [], {}, []
+        budget = SkipBudget(opts.max_skipped, n_prompts * len(models))  # every model answers every prompt row
         for i, model in enumerate(models):
             try:
                 with job.timer(f"model_{i:02d}"):
-                    table, infos[model.name] = score_model(job, prompts, model, i, cache_root)
+                    table, infos[model.name] = score_model(job, prompts, n_prompts, model, cache_root, budget)
                 tables.append(table)
             except ModelFailure as exc:
                 infos[model.name] = exc.info or {"spec": model.spec, "requested_settings": model.settings}
                 failed.append({"file": model.spec, "model": model.name, "error": str(exc)})
+                budget.skips.merge(exc.skips, -1)  # a model left out counts as an input, not by its answers
+                budget.planned -= n_prompts
                 if opts.on_error == "fail":
                     job.write_json("manifest.json", job.manifest(**extra, models=infos, failed_models=failed))
                     raise JobError(str(exc), resumable=not exc.permanent) from exc

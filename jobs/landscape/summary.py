@@ -27,6 +27,11 @@ PROBABILITY_NOTE = {
                                   "letter probabilities, and no label mass",
 }
 POINT_DIGITS = 4
+# Below one half, most of a model's next-token probability is on tokens other than the option letters:
+# it would mostly not answer with a letter at all, so the letter distribution (Ptop1, Hnorm, accuracy)
+# describes the minority of its behaviour. Typical causes: a base model not following the answer
+# format, a template that does not end where the letter goes, a chat template missing or misapplied.
+LOW_LABEL_MASS = 0.5
 
 
 def as_results(scores: pd.DataFrame) -> pd.DataFrame:
@@ -44,6 +49,25 @@ def _table(results: pd.DataFrame, cfg: LandscapeConfig) -> pd.DataFrame:
         mass = ok.groupby(GROUP)["label_mass"].mean().rename("mean_label_mass").reset_index()
         table = table.merge(mass, on=GROUP, how="left")
     return table
+
+
+def label_mass_warnings(table: pd.DataFrame) -> list[dict]:
+    """One warning per benchmark and model whose mean label mass on the unperturbed prompts is below
+    ``LOW_LABEL_MASS`` (no warning without label mass: lm-eval's continuation log-likelihoods have none)."""
+    if "mean_label_mass" not in table:
+        return []
+    out = []
+    for r in table[table["perturbation"] == "none"].to_dict("records"):
+        mass = finite(r["mean_label_mass"])
+        if mass is not None and mass < LOW_LABEL_MASS:
+            out.append({"kind": "low_label_mass", "benchmark": r["benchmark"], "model": r["model"], "mean_label_mass": mass,
+                        "threshold": LOW_LABEL_MASS,
+                        "message": f"{r['model']} on {r['benchmark']}: mean label mass {mass:.3f} < {LOW_LABEL_MASS:g}: most of "
+                                   "its next-token probability is not on the option letters, so it is mostly not answering "
+                                   "the question in the format asked (check the template, the chat template and whether "
+                                   "the model follows instructions); its Ptop1, Hnorm and accuracy describe a minority "
+                                   "of its behaviour"})
+    return out
 
 
 def _points(results: pd.DataFrame) -> dict[str, Any]:
@@ -181,6 +205,6 @@ def build_summary(run_id: str, cfg: LandscapeConfig, results: pd.DataFrame, flag
                   "threshold": {b: {"min_wrong": int(g["min_wrong"].iloc[0]), "models": int(g["n_models"].max())}
                                 for b, g in flags.groupby("benchmark")} if len(flags) else {},
                   "n_candidates": int(flags["flagged"].sum()) if len(flags) else 0},
-        "validation": checked, "structure": structure, **extra,
+        "validation": checked, "structure": structure, "warnings": label_mass_warnings(table), **extra,
     }
 

@@ -20,7 +20,7 @@ from typing import Any, Self
 
 
 class CompletionsServer:
-    def __init__(self, model_dir: str, model_name: str = "tiny", host: str = "127.0.0.1") -> None:
+    def __init__(self, model_dir: str, model_name: str = "tiny", host: str = "127.0.0.1", port: int = 0) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -34,7 +34,7 @@ class CompletionsServer:
         self.fail_with: list[int] = []
         self._lock = threading.Lock()
         self._forward_lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer((host, 0), self._handler())
+        self.httpd = ThreadingHTTPServer((host, port), self._handler())  # port 0: any free one
         self.httpd.daemon_threads = True
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -20,6 +20,10 @@ pytestmark = pytest.mark.ray
 WORDS = ("red", "blue", "green", "water", "fire", "earth", "king", "queen")
 REPLICATES = 500
 FAST = {"backoff_s": 0.0, "max_backoff_s": 0.0}
+# The tiny model has random weights: its worker answers are mostly unparsable, which fails a run under the
+# default --max-skipped (tests/jobs/contamination/test_contamination_failures.py); these tests check calls
+# and the cache, so they accept every unusable answer.
+ACCEPT_ALL = 1.0
 
 
 def write_benchmark(path: Path, questions: list[str], extra: list[dict] = ()) -> str:
@@ -56,7 +60,7 @@ def noisy_calls_per_question(run_dir: str) -> dict[tuple[str, str], int]:
 def test_hf_tiny_model_end_to_end_and_a_rerun_served_by_the_cache(ray_local, tmp_path):
     bench = write_benchmark(tmp_path / "b.jsonl", [f"Which {w} is the first colour?" for w in WORDS[:4]])
     cfg = config(bench, [f"hf:{shared_tiny_lm()}"], sample=3, max_routers=2, actors=1, batch_size=4)
-    opts = RunOptions(out=str(tmp_path / "runs"))
+    opts = RunOptions(out=str(tmp_path / "runs"), max_skipped=ACCEPT_ALL)
     first = run(cfg, opts)
     summary, manifest = load(first)
     calls = manifest["calls"]
@@ -116,7 +120,7 @@ def test_openai_call_counts_per_design_and_zero_call_reruns(ray_local, server, t
     n, m = 2, 3
     bench = write_benchmark(tmp_path / "b.jsonl", ["Which city is the capital?", "What is the largest ocean?", "Which king?"])
     spec = f"openai:{server.base_url}#tiny"
-    opts = RunOptions(out=str(tmp_path / "runs"))
+    opts = RunOptions(out=str(tmp_path / "runs"), max_skipped=ACCEPT_ALL)
     settings = {"openai": FAST}
 
     before = requests(server)
@@ -154,7 +158,7 @@ def test_openai_call_counts_per_design_and_zero_call_reruns(ray_local, server, t
 
 def test_an_added_model_repeats_no_call(ray_local, server, tmp_path):
     bench = write_benchmark(tmp_path / "b.jsonl", ["Which planet is red?", "Which animal is the first?"])
-    first, opts = f"openai:{server.base_url}#tiny", RunOptions(out=str(tmp_path / "runs"))
+    first, opts = f"openai:{server.base_url}#tiny", RunOptions(out=str(tmp_path / "runs"), max_skipped=ACCEPT_ALL)
     run(config(bench, [first], sample=2, max_routers=2, model_settings={"openai": FAST}), opts)
     with CompletionsServer(str(shared_tiny_lm()), model_name="tiny2") as other:
         second = f"openai:{other.base_url}#tiny2"
@@ -174,7 +178,7 @@ def test_bad_input_lands_in_its_category_and_the_run_completes(ray_local, server
                             extra=[{"id": "no-opts", "question": "What is the colour?", "options": [], "gold": "red"}])
     cfg = config(bench, [f"openai:{server.base_url}#tiny"], sample=4, max_routers=m,
                  model_settings={"openai": {"timeout_s": 3.0, "max_retries": 0, "concurrency": 4, **FAST}})
-    out = run(cfg, RunOptions(out=str(tmp_path / "runs")))
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs"), max_skipped=ACCEPT_ALL))
     summary, manifest = load(out)
     outcomes = pq.read_table(Path(out) / "data" / "outcomes").to_pandas()
     status = {q: set(g.status) for q, g in outcomes.groupby("question_id")}
@@ -190,10 +194,17 @@ def test_bad_input_lands_in_its_category_and_the_run_completes(ray_local, server
     calls = manifest["calls"]
     assert calls["router"]["timeout"] == 1 + m and calls["router"]["empty_outputs"] == m
     assert calls["worker"]["blocked_cells"] == {"empty_router": m, "timeout": 1 + m}
+    # the same answers by reason: what --max-skipped counts (a timeout is transient, the rest permanent)
+    router = calls["router"]["unusable"]
+    assert router["by_reason"] == {"timed out after N s": 1 + m, "empty router output": m} and router["transient"] == 1 + m
+    assert calls["worker"]["unusable"]["by_reason"]["unparsable worker answer"] >= 1 + m
+    assert manifest["answer_limits"]["max_skipped"] == 1.0
     assert totals["answered"] + totals["unparsable"] == 4 * (1 + m) - (1 + 2 * m)
     assert calls["worker"]["calls"] <= 4 * (1 + m) - (1 + 2 * m)  # identical worker prompts are one call
     assert not summary["missing"]  # every cell still has paired questions from the other items
     report = cell_text((Path(out) / "report.html").read_text())
     assert "What is missing" in report and "1 too_few_options" in report and f"<td>timeout</td><td>{1 + m}</td>" in report
     assert f"<td>empty_router</td><td>{m}</td>" in report
+    assert f"{1 + 2 * m} of {calls['router']['calls']} router answers were unusable" in report
+    assert "Unusable answers by reason" in report and "timed out after N s" in report
     assert (Path(out) / "_SUCCESS").exists()
