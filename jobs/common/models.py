@@ -174,9 +174,15 @@ def model_stage(ds, stage: ModelStage, operation: Operation, cache_root: str):
     if operation == "generate":
         cls = TextGenerator
         kwargs["params"] = stage.generation
-    return ds.map_batches(cls, fn_constructor_kwargs=kwargs, batch_size=stage.batch_size, batch_format="pyarrow",
-                          compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_gpus=num_gpus,
-                          num_cpus=num_cpus)
+    out = ds.map_batches(cls, fn_constructor_kwargs=kwargs, batch_size=stage.batch_size, batch_format="pyarrow",
+                         compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_gpus=num_gpus,
+                         num_cpus=num_cpus)
+    # An actor hands on its output when its whole input block is done: a real model on a loaded CPU took over
+    # Ray Data's 30-minute no-progress limit for one 256-row block of prompts, and the run failed with every
+    # answer already cached. A model stage is as slow as its rows are; HTTP backends bound a stuck call with
+    # their own timeouts and retries, so the stall detector is off for model stages.
+    out.context.execution_no_progress_timeout_s = -1
+    return out
 
 
 def model_counts(table: pa.Table) -> dict[str, int]:
