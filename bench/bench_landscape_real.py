@@ -79,6 +79,10 @@ def bootstrap_mpd(points: list[list[float]], seed: int) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def _num(x: float | None) -> str:
+    return "undefined" if x is None else f"{x:.3f}"
+
+
 def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
@@ -107,7 +111,10 @@ def tables(run_dir: Path) -> str:
         low, high = bootstrap_mpd(summary["points"][b]["models"][model], seed)
         paper_mpd = f" ({PAPER_MPD[b]:.3f})" if b in PAPER_MPD else ""
         v = checked.get(b)
-        check = (f"{v['precision']:.3f} / {v['recall']:.3f} ({v['n_expert_bad']} of {v['n_matched']})" if v else "—")
+        check = "—"
+        if v and v["n_matched"]:  # only MMLU items match the MMLU-Redux reference
+            check = (f"{_num(v['precision'])} / {_num(v['recall'])} ({v['true_positives']} of {v['n_flagged']} flagged "
+                     f"are among the {v['n_expert_bad']} expert-flagged of {v['n_matched']} matched)")
         lines.append(f"| {b} | {none['n_items']} | {_pct(1 / 4)} | {_pct(-drop if drop is not None else None)} "
                      f"({_pct(PAPER_NO_ANSWER_DROP[b])}) | {none['mean_ptop1']:.3f} | {none['mean_hnorm']:.3f} | "
                      f"{none.get('mean_label_mass', float('nan')):.3f} | {none['mpd']:.3f} [{low:.3f}, {high:.3f}]{paper_mpd} | "
