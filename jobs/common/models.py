@@ -178,8 +178,8 @@ def model_stage(ds, stage: ModelStage, operation: Operation, cache_root: str):
                          compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_gpus=num_gpus,
                          num_cpus=num_cpus)
     # An actor hands on its output when its whole input block is done: a real model on a loaded CPU took over
-    # Ray Data's 30-minute no-progress limit for one 256-row block of prompts, and the run failed with every
-    # answer already cached. A model stage is as slow as its rows are; HTTP backends bound a stuck call with
+    # Ray Data's 30-minute no-progress limit for one block of prompt rows, and the run failed (the answers made
+    # so far kept in the response cache). A model stage is as slow as its rows are; HTTP backends bound a stuck call with
     # their own timeouts and retries, so the stall detector is off for model stages.
     out.context.execution_no_progress_timeout_s = -1
     return out
