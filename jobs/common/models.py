@@ -179,9 +179,14 @@ def model_stage(ds, stage: ModelStage, operation: Operation, cache_root: str):
     # One block per batch: a task's outputs are merged into one block, so a block of many batches would come
     # back to the driver whole, after its last batch -- no progress to show and no early stop until then.
     ds = ds.repartition(target_num_rows_per_block=stage.batch_size)
-    return ds.map_batches(cls, fn_constructor_kwargs=kwargs, batch_size=stage.batch_size, batch_format="pyarrow",
-                          compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_gpus=num_gpus,
-                          num_cpus=num_cpus)
+    out = ds.map_batches(cls, fn_constructor_kwargs=kwargs, batch_size=stage.batch_size, batch_format="pyarrow",
+                         compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_gpus=num_gpus,
+                         num_cpus=num_cpus)
+    # A real model on a loaded CPU once took over Ray Data's 30-minute no-progress limit for one block of prompt rows,
+    # and the run failed (the answers made so far kept in the response cache). A model stage is as slow as its rows
+    # are; HTTP backends bound a stuck call with their own timeouts and retries, so the stall detector is off here.
+    out.context.execution_no_progress_timeout_s = -1
+    return out
 
 
 def model_counts(table: pa.Table) -> dict[str, int]:
