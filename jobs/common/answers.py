@@ -65,11 +65,18 @@ TOP = 3  # reasons named in an error line; all of them are in the manifest
 EXAMPLE_CHARS = 240  # the top reason's first message, shown in full up to this length
 
 
+_HTTP_STATUS = re.compile(r"\bHTTP ([1-5]\d\d)\b")
+
+
 def reason_code(reason: str) -> str:
-    """A reason without its particulars, for counting: the text after the last ``": "`` (file, row,
-    spec and URL prefixes dropped), a trailing parenthesis, quoted text and bracketed lists (option
-    text, label lists), single capital letters (option letters) and standalone numbers (counts,
-    rows, lengths) replaced. A digit inside a word stays: ``utf-8``, ``top-20``, ``gpt-4o``."""
+    """A reason without its particulars, for counting: an endpoint's refusal is its ``HTTP <status>``;
+    else the text after the last ``": "`` (file, row, spec and URL prefixes dropped), a trailing
+    parenthesis, quoted text and bracketed lists (option text, label lists), single capital letters
+    (option letters) and standalone numbers (counts, rows, lengths) replaced. A digit inside a word
+    stays: ``utf-8``, ``top-20``, ``gpt-4o``."""
+    status = _HTTP_STATUS.search(reason)
+    if status:  # an endpoint's refusal: its status is the reason, the body it sent back is particulars
+        return f"HTTP {status.group(1)}"
     text = re.sub(r"\s*\(.*\)$", "", reason.rsplit(": ", 1)[-1])
     text = re.sub(r"\[[^\]]*\]", "[…]", text)
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)

@@ -23,6 +23,8 @@ from jobs.landscape.summary import LOW_LABEL_MASS, label_mass_warnings
     ("openai:http://127.0.0.1:8000/v1#m: POST http://127.0.0.1:8000/v1/completions failed after 0 retries: timed out after 3.5 s",
      "timed out after N s"),
     ("gpt-4o said 10/10 at 3.", "gpt-4o said N/N at N."),
+    ("openai:http://h:8000/v1#m: POST http://h:8000/v1/completions failed after 1 retries: HTTP 500: proxy refused: "
+     "Request headers: Authorization: Bearer [redacted]", "HTTP 500"),  # an endpoint's body is particulars
 ])
 def test_a_reason_code_drops_particulars_and_keeps_digits_inside_words(reason, code):
     assert reason_code(reason) == code

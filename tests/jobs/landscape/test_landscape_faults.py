@@ -66,8 +66,8 @@ def test_a_key_the_endpoint_echoes_is_in_no_file_under_the_run_root_nor_on_stdou
     run_dir = Path(done.stdout.split("manifest: ")[1].split()[0]).parent
     manifest = json.loads((run_dir / "manifest.json").read_text())
     failed = {f["model"]: f["error"] for f in manifest["failed_models"]}
-    assert "HTTP 401: proxy refused the request. Request headers: Authorization: Bearer [redacted];" in failed["m401"]
-    assert "failed after 1 retries: HTTP 500: proxy refused the request." in failed["m500"]
+    assert "top reasons: 6 × HTTP 401 (first: " in failed["m401"] and "Authorization: Bearer [redacted]" in failed["m401"]
+    assert "top reasons: 6 × HTTP 500 (first: " in failed["m500"] and "failed after 1 retries: HTTP 500" in failed["m500"]
     rows = read_table(str(run_dir), "scores").to_pylist()
     assert len([r for r in rows if r["model"] == "mok" and r["error"]]) == 1  # its first request: one item's error
     assert all("Authorization: Bearer [redacted]" in r["error"] for r in rows if r["error"])
