@@ -29,9 +29,16 @@ def ray_local():
 
     from jobs.common.ray_start import init_ray
 
-    if not ray.is_initialized():
-        # address="local": a new local Ray even when a `ray start` cluster (or its stale address file) is on this machine
-        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
+    for attempt in range(3):  # on a busy machine a local Ray can miss its start-up deadline: that is the machine
+        if ray.is_initialized():
+            break
+        try:
+            # address="local": a new local Ray even when a `ray start` cluster (or its stale address file) is on this machine
+            ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
+        except Exception as exc:  # noqa: BLE001 -- only Ray's start-up timeout is retried
+            ray.shutdown()
+            if "timed out during startup" not in str(exc) or attempt == 2:
+                raise
     init_ray(None)  # the jobs' own entry point, which reuses the running instance
     yield ray
     ray.shutdown()
