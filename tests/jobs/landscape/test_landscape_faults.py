@@ -113,14 +113,14 @@ def test_a_damaged_cache_file_costs_a_recomputation_not_the_model(ray_local, tmp
 def test_invalid_answers_are_not_cached_so_the_fixed_endpoint_is_asked_again(ray_local, tmp_path, capsys):
     with FaultyCompletionsServer("m") as server:
         server.always = "logprob_positive"
-        args = [*landscape_args(write_items(tmp_path / "items.jsonl", 4), tmp_path / "runs", server), "--run-id", "r1"]
-        code, _, err = _run(args, capsys)
-        assert code == 1, err  # 1: resumable (an endpoint's answers may change); 2 would be a permanent failure
-        assert "log-prob 0.5 of label ' A' is above 0" in err and "--resume --run-id r1" in err
+        args = landscape_args(write_items(tmp_path / "items.jsonl", 4), tmp_path / "runs", server)
+        code, _, err = _run([*args, "--run-id", "r1"], capsys)
+        assert code == 2, err  # the endpoint's answers are wrong, not late: resuming as it is cannot help
+        assert "log-prob 0.5 of label ' A' is above 0" in err and "--resume" not in err
         assert _cache_files(tmp_path / "runs") == []
         server.always = None  # fixed
         requests = server.requests
-        code, out, err = _run([*args, "--resume"], capsys)
+        code, out, err = _run([*args, "--run-id", "r2"], capsys)
         assert code == 0, err
         assert server.requests - requests == 4
     assert _manifest(out)["models"]["m"]["calls"]["errors"] == 0
