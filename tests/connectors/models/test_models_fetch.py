@@ -66,6 +66,7 @@ def test_a_fixture_name_stands_for_its_fetched_file_and_says_how_to_fetch_it(tmp
     assert fixture_model("HuggingFaceTB/SmolLM2-135M-Instruct", tmp_path) == "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
+@pytest.mark.models
 def test_the_hf_backend_loads_a_fixture_by_name_as_it_loads_its_file(smollm2, smollm2_gguf):
     from connectors.models.registry import build_backend
 
