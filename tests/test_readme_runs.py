@@ -78,7 +78,7 @@ def test_most_commands_on_the_pages_run_here():
     assert len(RUNNABLE) >= 20, RUNNABLE
 
 
-@pytest.mark.parametrize("line", RUNNABLE)
+@pytest.mark.parametrize("line", RUNNABLE, ids=[" ".join(argv_of(c))[:80] for c in RUNNABLE])
 def test_the_command_runs_as_written(line, ray_local, tmp_path, capsys):
     argv = as_run(line, tmp_path)
     if "--help" in argv:
