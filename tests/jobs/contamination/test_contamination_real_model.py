@@ -35,7 +35,9 @@ def load(run_dir: str) -> tuple[dict, dict]:
 
 
 def test_a_real_model_audit_and_its_outcomes_reanalysis_give_identical_statistics(ray_local, smollm2_spec, tmp_path):
-    opts = RunOptions(out=str(tmp_path / "runs"))
+    # a 135M model answers some questions without a letter: over the default --max-skipped on 12 answers, so the
+    # run accepts them (this test is about the outcome round trip) and the count is checked below
+    opts = RunOptions(out=str(tmp_path / "runs"), max_skipped=0.5)
     cfg = ContaminationConfig(worker_model=[smollm2_spec], sample=2, max_routers=2, router_max_tokens=16, worker_max_tokens=4,
                               bootstrap=REPLICATES, actors=1, batch_size=8)  # the shipped ARC-Challenge test set
     audit = run(cfg, opts)
@@ -45,6 +47,8 @@ def test_a_real_model_audit_and_its_outcomes_reanalysis_give_identical_statistic
     calls = pq.read_table(Path(audit) / "data" / "calls").to_pandas()
     rewrites = calls[(calls.role == "router") & (calls.condition == "noisy_rewrite")]
     assert len(rewrites) == 4 and rewrites.text.str.strip().str.len().gt(0).all()  # the rewrites a person reads
+    unusable = manifest["calls"]["total"]["unusable"]
+    assert unusable["total"] == sum(unusable["by_reason"].values()) <= manifest["answer_limits"]["max_skipped"] * 12
 
     again = run(ContaminationConfig(outcomes=[str(Path(audit) / "data" / "outcomes")], bootstrap=REPLICATES), opts)
     summary2, manifest2 = load(again)
