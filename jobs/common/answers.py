@@ -217,17 +217,22 @@ def stage_answers(job: str, what: str, expected: int, budget: SkipBudget, reason
     return StageAnswers(what, expected, budget, reasons, AnswerProgress(job, what, expected, quiet=quiet))
 
 
-def collect(ds, answers: StageAnswers, empty: pa.Table) -> pa.Table:
+def collect(ds, answers: StageAnswers, empty: pa.Table, needs: dict[str, float], lost_node_timeout: float) -> pa.Table:
     """Every output row of a model stage (a Ray Dataset), counted batch by batch on the driver (``empty``
     gives the columns when there is none); raises ``StageStopped`` when the run's budget is spent and
-    answers are still to come (closing the iteration shuts the stage's pool down)."""
+    answers are still to come, and ``NodeLost`` when a Ray node died and for ``lost_node_timeout`` seconds
+    no live node has had ``needs`` (what one actor of the stage asks) to take its work over (closing the
+    iteration shuts the stage's pool down either way)."""
+    from jobs.common.nodes import watch_nodes
+
     batches = iter(ds.iter_batches(batch_format="pyarrow", batch_size=None))  # closed below: the stage stops at once
     try:
-        for batch in batches:
-            answers.add(batch)
-            if answers.budget.exceeded() and answers.progress.done < answers.expected:
-                raise StageStopped(answers.stop_message(), answers.budget.skips.resumable(answers.budget.allowed),
-                                   answers.skips)
+        with watch_nodes(answers.progress.job, answers.what, needs, lost_node_timeout):
+            for batch in batches:
+                answers.add(batch)
+                if answers.budget.exceeded() and answers.progress.done < answers.expected:
+                    raise StageStopped(answers.stop_message(), answers.budget.skips.resumable(answers.budget.allowed),
+                                       answers.skips)
     finally:
         batches.close()
         answers.progress.emit()

@@ -195,6 +195,9 @@ class RunOptions(JobConfig):
         None, description="Ray address to join: 'auto', 'HOST:PORT' (GCS) or 'ray://HOST:10001' (Ray Client)")
     connect_timeout: Annotated[float, Flag(RUNNING, metavar="SECONDS")] = Field(
         30.0, gt=0, description="give up on a Ray address that does not answer within this time")
+    lost_node_timeout: Annotated[float, Flag(RUNNING, metavar="SECONDS")] = Field(
+        60.0, gt=0, description="after a Ray node dies, stop a stage (resumably) once no live node has been able to "
+                                "take its work for this long")
     num_cpus: Annotated[int | None, Flag(RUNNING, default_text="all")] = Field(
         None, ge=1, description="CPUs of a local Ray")
     executor: Annotated[Literal["auto", "ray", "local"], Flag(RUNNING)] = Field(

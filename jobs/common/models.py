@@ -164,6 +164,12 @@ def _resources(stage: ModelStage) -> tuple[float, float, int]:
     return 0.0, 0.5, stage.max_actors or 2
 
 
+def actor_needs(stage: ModelStage) -> dict[str, float]:
+    """What one actor of the stage asks of a node: what a live node must have to take a lost node's actors over."""
+    num_gpus, num_cpus, _ = _resources(stage)
+    return {"CPU": num_cpus, "GPU": num_gpus}
+
+
 def model_stage(ds, stage: ModelStage, operation: Operation, cache_root: str):
     """``ds`` (prompt rows, see ``connectors.models.batches.PROMPT_SCHEMA``) with the model's answers."""
     import ray

@@ -118,6 +118,29 @@ def quiet_ray(log_level: str) -> None:
         logging.getLogger(name).setLevel(level)
     # Ray Data logs a failed task at ERROR with its stack; the job reports that failure itself, in one line.
     logging.getLogger("ray.data").setLevel(logging.DEBUG if log_level == "debug" else logging.CRITICAL)
+    if log_level != "debug":
+        _errors_to_debug_log()
+
+
+def _errors_to_debug_log() -> None:
+    """Ray prints the errors its cluster publishes to drivers (a node's raylet died: 25 lines of that raylet's log)
+    on the driver's *stdout*, where a job's results go. The job says what it means in one line of its own
+    (``jobs.common.nodes``), so the full text goes to the ``ray`` logger at debug level instead.
+
+    Ray has no setting for this: its listener thread looks ``print_to_stdstream`` up in its module on every
+    message, and that name alone is replaced; worker output under ``log_to_driver`` keeps its own handler."""
+    import ray._private.worker as ray_worker
+
+    if getattr(ray_worker.print_to_stdstream, "benchaudit_debug_log", False):
+        return
+    ray_log = logging.getLogger("ray")
+
+    def to_debug_log(data: dict, ignore_prefix: bool) -> None:
+        for line in data.get("lines", []):
+            ray_log.debug("(%s) %s", data.get("pid", "ray"), line)
+
+    to_debug_log.benchaudit_debug_log = True
+    ray_worker.print_to_stdstream = to_debug_log
 
 
 def running_local_ray(timeout: float = 0.5) -> str | None:

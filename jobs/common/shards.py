@@ -13,7 +13,9 @@ The runner (``run_shards``) skips shards an earlier attempt finished, runs the r
 actor pool (``map_batches`` with a class: the worker state lives in the actor, not in module
 globals), turns any exception into a failed shard with its message and traceback, applies
 ``--on-error``, writes the ``shards/<id>.json`` done-marker, times each shard and reports progress
-in rows. Adding a CPU audit means writing a ``ShardTask``, nothing else.
+in rows. A Ray node lost mid-scan is survived where Ray can rerun its shards elsewhere, and stops the
+scan resumably where it cannot (``jobs.common.nodes``). Adding a CPU audit means writing a
+``ShardTask``, nothing else.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from connectors.runs.rundir import RunDir, join, read_json, write_json
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError, is_transient, one_line
 from jobs.common.manifest import StageTimer
+from jobs.common.nodes import watch_nodes
 from jobs.common.progress import Progress
 
 
@@ -100,6 +103,7 @@ class ShardOutputs:
 
 
 LIVE_INTERVAL_S = 1.0
+WORKER_CPUS = 1.0  # what one shard worker (a pool actor) asks of a node
 LIVE_DIR = ".progress"  # <partial>/.progress/<shard>.json: rows read by running shards (removed at commit)
 
 
@@ -371,13 +375,14 @@ def run_shards(job: str, run: RunDir, opts: RunOptions, timer: StageTimer, shard
             # while the first one works. It may still shrink to one when the cluster needs the CPUs.
             size = _pool_size(opts, len(todo))
             ds = ds.map_batches(_ShardWorker, fn_constructor_kwargs={"task": task, "partial_dir": run.partial},
-                                batch_size=1, batch_format="pyarrow", num_cpus=1,
+                                batch_size=1, batch_format="pyarrow", num_cpus=WORKER_CPUS,
                                 compute=ray.data.ActorPoolStrategy(min_size=1, max_size=size, initial_size=size))
             live = _LiveRows(run.partial, progress, running)
             live.start()
             try:
-                for row in ds.iter_rows():
-                    take(json.loads(row["result"]))
+                with watch_nodes(job, "", {"CPU": WORKER_CPUS}, opts.lost_node_timeout):
+                    for row in ds.iter_rows():
+                        take(json.loads(row["result"]))
             finally:
                 live.stop.set()
         progress.emit()

@@ -37,7 +37,7 @@ from jobs.common.config import RunOptions
 from jobs.common.errors import JobError
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
-from jobs.common.models import ModelStage, model_stage, response_cache_root
+from jobs.common.models import ModelStage, actor_needs, model_stage, response_cache_root
 from jobs.common.shards import limited
 from jobs.common.summaries import headline
 from jobs.contamination.calls import (
@@ -92,7 +92,7 @@ class CallStages:
                 for name, a in self.stages.items()}
 
 
-def ray_generate(cfg: ContaminationConfig, cache: str, counted: CallStages) -> Generate:
+def ray_generate(cfg: ContaminationConfig, cache: str, counted: CallStages, lost_node_timeout: float) -> Generate:
     """Calls -> answered rows: one ``model_stage`` per model, its rows split into blocks of ``--batch-size``
     (one block per batch, so the pool's actors share the work), counted on the driver as they come back."""
     def generate(calls: Sequence[Call]) -> pa.Table:
@@ -110,7 +110,8 @@ def ray_generate(cfg: ContaminationConfig, cache: str, counted: CallStages) -> G
             answers = stage_answers(JOB, what, len(mine), counted.budget, lambda b: unusable(b, counted.items), counted.quiet)
             counted.stages[f"{mine[0].role} {model}"] = answers
             try:
-                got = collect(model_stage(ray.data.from_arrow(blocks), stage, "generate", cache), answers, empty_answers())
+                got = collect(model_stage(ray.data.from_arrow(blocks), stage, "generate", cache), answers, empty_answers(),
+                              actor_needs(stage), lost_node_timeout)
             except StageStopped as exc:
                 raise JobError(f"{JOB}: {what} {exc}", resumable=exc.resumable) from exc
             position = {c.key: i for i, c in enumerate(mine)}  # batches come back in any order: put them in call order
@@ -226,8 +227,8 @@ def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
         counted = CallStages(SkipBudget(opts.max_skipped, len(plan.router_calls) + len(plan.worker_tasks)), by_id,
                              quiet=opts.log_level in ("warning", "error"))
         try:
-            done = run_models(sample.items, cfg.roles(), prompts, cfg.plan_config(), ray_generate(cfg, cache, counted), timer,
-                              plan)
+            generate = ray_generate(cfg, cache, counted, opts.lost_node_timeout)
+            done = run_models(sample.items, cfg.roles(), prompts, cfg.plan_config(), generate, timer, plan)
         except JobError:  # a model stage stopped: what was counted goes in the partial folder's manifest
             job.write_json("manifest.json", job.manifest(mode="models", model_calls=counted.manifest()))
             raise

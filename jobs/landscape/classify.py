@@ -14,7 +14,8 @@ import pyarrow as pa
 from audit.landscape.structure import StructurePrompt, parse_structure_label
 from audit.mcqa.items import McqaItem
 from connectors.models.batches import PROMPT_SCHEMA
-from jobs.common.models import ModelConfig, model_counts, model_stage
+from jobs.common.models import ModelConfig, actor_needs, model_counts, model_stage
+from jobs.common.nodes import watch_nodes
 
 CLASSIFIER_SCHEMA = pa.schema([("benchmark", pa.string()), ("source_id", pa.string()), ("text", pa.string()),
                                ("structure_label", pa.string()), ("structure_status", pa.string()), ("error", pa.string()),
@@ -35,8 +36,8 @@ def candidate_prompts(flags: pd.DataFrame, prompt: StructurePrompt) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def classify_candidates(flags: pd.DataFrame, model: ModelConfig, prompt: StructurePrompt,
-                        cache_root: str) -> tuple[pd.DataFrame, dict]:
+def classify_candidates(flags: pd.DataFrame, model: ModelConfig, prompt: StructurePrompt, cache_root: str,
+                        lost_node_timeout: float) -> tuple[pd.DataFrame, dict]:
     """(one verdict per candidate, call accounting); no candidates: an empty table, no model started."""
     import ray
 
@@ -46,7 +47,8 @@ def classify_candidates(flags: pd.DataFrame, model: ModelConfig, prompt: Structu
         return empty.to_pandas(), model_counts(empty)
     stage = replace(model.stage(), generation={"max_new_tokens": prompt.max_new_tokens, "temperature": 0.0})
     answered = model_stage(ray.data.from_arrow(prompts), stage, "generate", cache_root)
-    out = pa.concat_tables(ray.get(answered.select_columns(["id", "benchmark", "text", "error", "cached"]).to_arrow_refs()))
+    with watch_nodes("landscape", f"classifier {model.name}", actor_needs(stage), lost_node_timeout):
+        out = pa.concat_tables(ray.get(answered.select_columns(["id", "benchmark", "text", "error", "cached"]).to_arrow_refs()))
     return _verdicts(out), model_counts(out)
 
 

@@ -40,7 +40,8 @@ from jobs.common.config import RunOptions
 from jobs.common.errors import JobError, is_transient, one_line, user_code_error
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
-from jobs.common.models import ModelConfig, model_counts, model_stage, response_cache_root
+from jobs.common.models import ModelConfig, actor_needs, model_counts, model_stage, response_cache_root
+from jobs.common.nodes import NodeLost
 from jobs.common.summaries import clip_text
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark
@@ -113,8 +114,11 @@ def score_model(job: JobRun, prompts, n_prompts: int, model: ModelConfig, cache_
     try:
         scored = model_stage(prompts, model.stage(), "choice", cache_root)
         rows = scored.map_batches(landscape_batch, fn_kwargs={"model": model.name}, batch_format="pyarrow")
-        table = collect(rows, answers, SCORE_TABLE.empty_table()).select(SCORE_TABLE.names).cast(SCORE_TABLE)
+        table = collect(rows, answers, SCORE_TABLE.empty_table(), actor_needs(model.stage()), job.opts.lost_node_timeout)
+        table = table.select(SCORE_TABLE.names).cast(SCORE_TABLE)
         table = table.sort_by([(c, "ascending") for c in ORDER])  # batches come back in any order; a rerun's rows do not
+    except NodeLost:
+        raise  # the cluster's failure, not the model's: the run stops, resumably, whatever --on-error says
     except StageStopped as exc:
         raise ModelFailure(f"model {model.name} ({model.spec}) {exc}", permanent=not exc.resumable,
                            info=_model_info(model, folder, answers, None), skips=answers.skips) from exc
@@ -184,7 +188,7 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
         from jobs.landscape.classify import CLASSIFIER_SCHEMA, classify_candidates
 
         with job.timer("classifier"):
-            verdicts, calls = classify_candidates(flags, classifier, structure, cache_root)
+            verdicts, calls = classify_candidates(flags, classifier, structure, cache_root, job.opts.lost_node_timeout)
         job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
         flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
                             on=["benchmark", "source_id"], how="left")

@@ -1,0 +1,111 @@
+"""A real two-node Ray cluster on loopback: a head and worker nodes joined with ``ray start --address``.
+
+Every node is its own ``ray start --block`` process in its own process group, started and stopped by
+PID (never ``ray stop``, which stops every Ray on the machine). ``kill_raylet`` is the fault: SIGKILL
+to a worker node's raylet, what a machine that dies or drops off the network looks like to the GCS.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from tests.servers.ray_head import free_ports
+
+
+@dataclass
+class RayCluster:
+    gcs: str  # the address a job joins: 127.0.0.1:PORT
+    env: dict  # what a client on this machine needs (this venv first on PATH, no leaked Ray settings)
+    root: Path
+    temp_dir: Path
+    nodes: list[subprocess.Popen] = field(default_factory=list)  # the head first
+
+
+def _env(root: Path) -> dict:
+    home = root / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", "HOME": str(home),
+           "RAY_USAGE_STATS_ENABLED": "0", "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
+    for leaked in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH"):  # a session's in-process Ray sets some
+        env.pop(leaked, None)
+    return env
+
+
+def _start(cluster: RayCluster, name: str, args: list[str], timeout: float) -> subprocess.Popen:
+    """One ``ray start --block`` node; returns once it says its runtime started (its raylet registered)."""
+    log_path = cluster.root / f"{name}.log"
+    log = open(log_path, "wb")
+    worker = free_ports(1)[0]
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", "127.0.0.1",
+                             "--min-worker-port", str(worker), "--max-worker-port", str(worker + 40),
+                             "--disable-usage-stats", *args],
+                            stdout=log, stderr=subprocess.STDOUT, env=cluster.env, start_new_session=True)
+    cluster.nodes.append(proc)
+    deadline = time.monotonic() + timeout
+    while b"Ray runtime started" not in log_path.read_bytes():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop_cluster(cluster)
+            raise RuntimeError(f"ray start ({name}) did not come up: {log_path.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.2)
+    return proc
+
+
+# Ray's GCS declares a node dead after 5 failed health checks 3 s apart (each may wait 10 s): 12-15 s after its
+# raylet dies. Fast checks (about 2 s) let a test see a loss well inside a short scan.
+FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "500", "RAY_health_check_timeout_ms": "500",
+                      "RAY_health_check_failure_threshold": "3"}
+
+
+def start_cluster(root: Path, head_cpus: int, fast_health_checks: bool = False, timeout: float = 120.0) -> RayCluster:
+    """A head with ``head_cpus`` CPUs (0: it holds no work, as a head with no GPUs holds no model actor); Ray's
+    own health checks unless ``fast_health_checks``."""
+    gcs, client, agent, metrics = free_ports(4)
+    temp_dir = Path(tempfile.mkdtemp(prefix="rc", dir="/tmp"))  # short: Ray's unix sockets live here
+    cluster = RayCluster(f"127.0.0.1:{gcs}", _env(root), root, temp_dir)
+    if fast_health_checks:
+        cluster.env = {**cluster.env, **FAST_HEALTH_CHECKS}
+    _start(cluster, "head", ["--head", "--port", str(gcs), "--include-dashboard", "false", "--ray-client-server-port",
+                             str(client), "--dashboard-agent-listen-port", str(agent), "--metrics-export-port", str(metrics),
+                             "--num-cpus", str(head_cpus), "--temp-dir", str(temp_dir)], timeout)
+    return cluster
+
+
+def add_node(cluster: RayCluster, num_cpus: int, resources: dict[str, float], timeout: float = 120.0) -> subprocess.Popen:
+    """A worker node joined with ``ray start --address``, with its own CPUs and custom resources."""
+    agent, metrics = free_ports(2)
+    return _start(cluster, f"node{len(cluster.nodes)}", [
+        "--address", cluster.gcs, "--num-cpus", str(num_cpus), "--resources", json.dumps(resources),
+        "--dashboard-agent-listen-port", str(agent), "--metrics-export-port", str(metrics)], timeout)
+
+
+def kill_raylet(node: subprocess.Popen) -> int:
+    """SIGKILL to the node's raylet; returns its PID."""
+    raylets = [p for p in psutil.Process(node.pid).children(recursive=True) if p.name() == "raylet"]
+    assert len(raylets) == 1, f"expected one raylet under ray start {node.pid}, found {raylets}"
+    raylets[0].send_signal(signal.SIGKILL)
+    return raylets[0].pid
+
+
+def stop_cluster(cluster: RayCluster) -> None:
+    """Worker nodes first, then the head: SIGTERM to each ``ray start --block``, then SIGKILL to its process group."""
+    for proc in reversed(cluster.nodes):
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
