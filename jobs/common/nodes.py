@@ -71,8 +71,9 @@ class NodeWatch(threading.Thread):
         while not self.stopped.wait(POLL_S):
             try:
                 alive = self._alive()
-            except Exception:  # noqa: BLE001 -- the GCS itself is gone: the stage fails on its own, with Ray's error
-                return
+            except Exception as exc:  # noqa: BLE001 -- a slow or lost GCS: ask again (a lost one fails the stage itself)
+                log.debug("%s: could not list the Ray nodes: %s", self.job, exc)
+                continue
             for node_id in self._known.keys() - alive.keys():
                 address = self._known[node_id].get("NodeManagerAddress", "?")
                 self.lost[node_id] = address
