@@ -180,3 +180,14 @@ def test_format_detected_from_files_of_a_directory_or_glob(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "c.jsonl").write_text("{}\n")
     assert detect_format(str(tmp_path / "d")) == "jsonl"
+
+
+def test_the_empty_caption_check_is_trims_rule_on_every_code_point():
+    """The reader's quick check for unusable captions (``utf8_is_space``) must say "whitespace" of
+    exactly the characters that trimming removes, or a batch with an empty caption would pass it."""
+    import pyarrow.compute as pc
+
+    chars = pa.array([chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000])
+    trimmed_away = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(chars)), 0)
+    assert pc.all(pc.equal(pc.utf8_is_space(chars), trimmed_away)).as_py()
+    assert 20 < pc.sum(trimmed_away).as_py() < 40  # the Unicode whitespace characters, not none of them
