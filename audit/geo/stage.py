@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from audit.geo.resolve import MATCH_STRUCT, OUTCOMES, CountryResolver
+from audit.geo.resolve import MATCH_STRUCT, OUTCOMES, CountryResolver, Resolution
 from audit.geo.tld import cctld_table, tld_index
 
 ALL = "__all__"  # group label of the whole corpus; per-group rows use the group value
@@ -131,7 +131,7 @@ class GeoStage:
             schema=RECORD_SCHEMA
         )
 
-    def _count(self, partial: GeoPartial, res, tld: np.ndarray, group: pa.Array) -> None:
+    def _count(self, partial: GeoPartial, res: Resolution, tld: np.ndarray, group: pa.Array) -> None:
         """Add the batch's records to the cube: each record's (outcome, country, ccTLD) as one integer
         key (and with its group, when the batch has any), counted by ``np.unique``; only the distinct
         keys, a few hundred, become Python tuples."""

@@ -131,7 +131,9 @@ def _read_parquet(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: 
     read = 0
     with shard.file.open(compression=None) as fh:
         pf = pq.ParquetFile(fh)
-        for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=list(shard.row_groups), columns=spec.mapping.columns()):
+        # one thread: a shard is one worker's unit of work, on one CPU; decoding threads would only contend
+        for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=list(shard.row_groups), columns=spec.mapping.columns(),
+                                     use_threads=False):
             yield _to_items(pa.Table.from_batches([batch]), spec, shard.file.url, shard.first_row + read, with_ids)
             read += batch.num_rows
     if shard.expected_rows is not None and read != shard.expected_rows:
