@@ -1,87 +1,332 @@
-"""The whole geo job from local Parquet, on a local Ray: throughput, start-up and peak memory.
+"""The geo job against its own resolver, side by side on one corpus: where the time goes, and how
+much of the resolver's speed the job keeps.
 
-    .venv/bin/python bench/bench_geo_job.py [--sizes 1000000 5000000] [--cpus 2]
+    .venv/bin/python -m bench.bench_geo_job [--rows 8000000] [--profiles paper gazetteer] [--cpus 2] [--repeats 2]
 
-For each corpus size it writes (once, cached under bench/out/) Parquet files of real captions
-(the shipped COCO + CC3M repeated and shuffled, no dictionary encoding, 250k-row row groups),
-runs ``benchaudit geo`` on them in a fresh local Ray, and prints: wall time including Ray
-start-up, Ray start-up alone, scan wall time, steady-state captions/s per core (rows finished
-between the first and the last shard, over that time, per CPU), and the peak resident memory of
-the driver plus all Ray processes. Memory staying flat between sizes is the point of the scan
-design: nothing row-sized reaches the driver.
+One corpus of real captions, DataComp-shaped (``uid``, ``url``, ``text``: the shipped COCO + CC3M
+captions drawn at random, files of 1M rows written once under bench/out/, zstd, no dictionary
+encoding, 250k-row row groups). For each lexicon profile, in this one process:
+
+1. the resolver alone on one pinned core, over the corpus's captions in memory, in the batches the
+   job reads (65,536 rows): ``bench.bench_resolver``'s measurement;
+2. the job's own worker code (``_ShardWorker`` over the first 1M rows' shards) on one pinned core,
+   without Ray, profiled by stage: Parquet read and column selection, item mapping (UTF-8 checks,
+   skip reasons), the resolver, the ccTLD, counting, records (``--write-records``), the per-shard
+   JSON (partial and done-marker), and the worker's set-up (the lexicon compile);
+3. the job on a fresh local Ray with ``--cpus`` CPUs: steady state per core (rows read, live
+   counters included, between the first rows and the last moment every worker was busy, over
+   that time, per CPU), scan and Ray start-up, the aggregation, and the CPU seconds of the workers
+   beside those of Ray's own processes and the driver.
+
+Each rate is the best of ``--repeats``, the contenders alternating (on a shared machine the
+others measure the neighbours). Last, the ratio job / resolver, the figure issue 22 asks ≥ 0.8 of,
+and the same ratio in CPU time (resolver CPU per caption over the job's, workers + Ray + driver,
+in the steady state), which a busy neighbour moves less than wall-clock rates.
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import os
+import pstats
 import shutil
+import sys
+import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 
+import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.common import PeakRSS, repeated_shuffled
+from bench.common import PeakRSS, one_core, real_captions, write_captions_parquet
 
 OUT = Path(__file__).resolve().parent / "out"
+CORPUS = OUT / "datacomp_like"  # part-00000.parquet … of 1M rows each, seeded by their number
+FILE_ROWS = 1_000_000
+BATCH = 65_536
 
 
-def make_corpus(rows: int, files: int = 10) -> Path:
-    d = OUT / f"captions_{rows}"
-    if (d / "_DONE").exists():
-        return d
-    shutil.rmtree(d, ignore_errors=True)
-    d.mkdir(parents=True)
-    per = rows // files
-    for i in range(files):
-        text = repeated_shuffled(per, seed=1000 + i)
-        url = pa.array([f"http://img{j % 97}.example.{('com', 'co.uk', 'jp', 'de', 'fr')[j % 5]}/{j}.jpg" for j in range(per)])
-        pq.write_table(pa.table({"text": text, "url": url}), d / f"part-{i:03d}.parquet", row_group_size=250_000,
-                       use_dictionary=False, compression="zstd")
-    (d / "_DONE").touch()
-    return d
+def corpus_files(rows: int) -> list[Path]:
+    """The first ``rows`` (a multiple of 1M) of the bench corpus, written where missing."""
+    if rows % FILE_ROWS:
+        raise SystemExit(f"--rows must be a multiple of {FILE_ROWS:,}")
+    CORPUS.mkdir(parents=True, exist_ok=True)
+    captions = None
+    files = []
+    for i in range(rows // FILE_ROWS):
+        path = CORPUS / f"part-{i:05d}.parquet"
+        if not path.exists():
+            captions = captions if captions is not None else pa.array(real_captions(), pa.string())
+            tmp = path.with_suffix(".tmp")
+            write_captions_parquet(str(tmp), FILE_ROWS, seed=1000 + i, captions=captions)
+            tmp.rename(path)
+        files.append(path)
+    return files
 
 
-def run_once(path: Path, cpus: int, profile: str = "paper") -> dict:
+def geo_config(files: list[Path], profile: str, shard_rows: int | None, records: bool):
+    from jobs.geo.config import CorpusConfig, GeoConfig
+
+    extra = {"shard_rows": shard_rows} if shard_rows else {}
+    return GeoConfig(corpus=[CorpusConfig(name="bench", paths=[str(f) for f in files], preset="datacomp")],
+                     bootstrap=0, lexicon_profile=profile, write_records=records, **extra)
+
+
+def resolver_rate(files: list[Path], profile: str, repeats: int) -> tuple[float, float]:
+    """The resolver alone on one core, over the captions of ``files`` in memory: (captions/s,
+    CPU µs per caption), each the best of ``repeats``."""
+    from audit.geo.resolve import CountryResolver
+    from connectors.geo.lexicon import load_lexicon
+
+    text = pa.concat_arrays([c for f in files for c in pq.read_table(f, columns=["text"]).column("text").chunks])
+    resolver = CountryResolver(load_lexicon(profile).entries)
+    wall = cpu = float("inf")
+    for _ in range(repeats):
+        t, c = time.perf_counter(), time.process_time()
+        for i in range(0, len(text), BATCH):
+            resolver.resolve(text.slice(i, BATCH))
+        wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
+    return len(text) / wall, cpu / len(text) * 1e6
+
+
+# (label, file suffix, function): cumulative times read from the profile
+STAGES = (
+    ("Parquet read + column selection", "connectors/captions/read.py", "_read_parquet"),
+    ("items: UTF-8 checks, skip reasons", "connectors/captions/read.py", "_to_items"),
+    ("resolver", "audit/geo/resolve.py", "resolve"),
+    ("ccTLD of the URL", "audit/geo/tld.py", "tld_index"),
+    ("counting (integer keys, np.unique)", "audit/geo/stage.py", "_count"),
+    ("records (Arrow, Parquet part)", "jobs/geo/run.py", "_records"),
+    ("records writer", "connectors/runs/records.py", "write"),
+    ("per-shard JSON: partial", "audit/geo/stage.py", "to_json"),
+    ("per-shard JSON: done-marker", "connectors/runs/rundir.py", "write_json"),
+)
+
+
+def _cumulative(stats: pstats.Stats, suffix: str, func: str) -> float:
+    return sum(v[3] for (path, _, name), v in stats.stats.items() if name == func and path.endswith(suffix))
+
+
+def stage_profile(files: list[Path], profile: str, shard_rows: int | None, records: bool, work: Path) -> dict:
+    """The worker's code over the first file's shards, on this (pinned) core: set-up, an unprofiled
+    rate, and the profile's time by stage (Parquet read excludes the item mapping inside it)."""
+    from connectors.captions.corpus import plan_corpus
+    from connectors.geo.lexicon import load_lexicon
+    from jobs.common.shards import _ShardWorker
+    from jobs.geo.run import GeoTask, _shards, _sources
+
+    cfg = geo_config(files[:1], profile, shard_rows, records)
+    specs = cfg.specs()
+    plans = {n: plan_corpus(s, cfg.shard_rows) for n, s in specs.items()}
+    shards = _shards(plans)
+    task = GeoTask(specs, load_lexicon(profile).entries, cfg, _sources(specs, plans))
+    t = time.perf_counter()
+    worker = _ShardWorker(task, str(work), lambda *_: None)
+    setup_s = time.perf_counter() - t
+    batch = pa.table({"shard": [json.dumps(asdict(s)) for s in shards]})
+    plain_s = float("inf")
+    for _ in range(2):  # the first pass also warms the page cache and the lexicon's lazily built entries
+        t = time.perf_counter()
+        worker(batch)
+        plain_s = min(plain_s, time.perf_counter() - t)
+    prof = cProfile.Profile()
+    prof.enable()
+    worker(batch)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    total = _cumulative(stats, "jobs/common/shards.py", "__call__")
+    times = {label: _cumulative(stats, suffix, func) for label, suffix, func in STAGES}
+    times["Parquet read + column selection"] -= times["items: UTF-8 checks, skip reasons"]
+    times["other (batch split, partial merge, progress)"] = total - sum(times.values())
+    rows = sum(s.expected_rows for s in shards)
+    return {"setup_s": setup_s, "rows": rows, "plain_rate": rows / plain_s, "profiled_s": total, "stages": times}
+
+
+def _spilled_mib() -> float:
+    """Object-store spill of the running local Ray, as its memory summary reports it."""
+    import re
+
+    import ray
+    from ray._private.internal_api import memory_summary
+
+    text = memory_summary(address=ray.get_runtime_context().gcs_address, stats_only=True)
+    found = re.search(r"Spilled (\d+) MiB", text)
+    return float(found.group(1)) if found else 0.0
+
+
+class CpuTrace:
+    """CPU seconds of this process, of the Ray workers and of Ray's own processes (raylet, GCS …),
+    sampled twice a second while a job runs: what the steady state costs each of them."""
+
+    def __init__(self, interval_s: float = 0.5):
+        self.interval_s, self.samples = interval_s, []  # (monotonic, driver, workers, ray)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._seen: dict[int, tuple[str, float]] = {}  # pid -> (class, last CPU seconds): exited processes still count
+
+    def sample(self) -> None:
+        me = psutil.Process()
+        for p in me.children(recursive=True):
+            try:
+                cpu = p.cpu_times()
+                kind = "workers" if " ".join(p.cmdline()[:1]).startswith("ray::") else "ray"
+            except psutil.Error:
+                continue
+            self._seen[p.pid] = (kind, cpu.user + cpu.system)
+        own = me.cpu_times()
+        totals = {"workers": 0.0, "ray": 0.0}
+        for kind, seconds in self._seen.values():
+            totals[kind] += seconds
+        self.samples.append((time.monotonic(), own.user + own.system, totals["workers"], totals["ray"]))
+
+    def between(self, start: float, stop: float) -> dict[str, float]:
+        """CPU seconds of each kind spent between two monotonic times (linear between samples)."""
+        import numpy as np
+
+        t = np.array([s[0] for s in self.samples])
+        return {kind: float(np.interp(stop, t, [s[i] for s in self.samples]) - np.interp(start, t, [s[i] for s in self.samples]))
+                for i, kind in ((1, "driver"), (2, "workers"), (3, "ray"))}
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def __enter__(self) -> CpuTrace:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+
+class _FirstLine:
+    """stderr, noting when the job printed its first progress line."""
+
+    def __init__(self, stream, started: float):
+        self.stream, self.started, self.first_s = stream, started, None
+
+    def write(self, text: str) -> int:
+        if self.first_s is None and text.startswith(("[geo]", "\r[geo]")):
+            self.first_s = time.monotonic() - self.started
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+def steady_window(samples: list[dict], shards: int, pool: int) -> tuple[dict, dict] | None:
+    """The progress samples at the first rows read and at the last moment every worker still had a shard."""
+    started = [s for s in samples if s["rows"] > 0]
+    if not started:
+        return None
+    first = started[0]
+    busy = [s for s in started if s["shards"] <= shards - pool and s["t_s"] > first["t_s"]]
+    last = busy[-1] if busy else started[-1]
+    return (first, last) if last["t_s"] > first["t_s"] else None
+
+
+def job_run(files: list[Path], profile: str, cpus: int, shard_rows: int | None = None, records: bool = False) -> dict:
+    """``benchaudit geo`` over ``files`` on a fresh local Ray with ``cpus`` CPUs; its figures."""
     import ray
 
     from jobs.common.config import RunOptions
-    from jobs.geo.config import CorpusConfig, GeoConfig
     from jobs.geo.run import run
 
-    cfg = GeoConfig(corpus=[CorpusConfig(name="bench", paths=[str(path)], preset="datacomp", id="")],
-                    bootstrap=0, shard_rows=250_000, lexicon_profile=profile)
+    cfg = geo_config(files, profile, shard_rows, records)
     out = OUT / "runs"
     shutil.rmtree(out, ignore_errors=True)
-    t = time.monotonic()
-    with PeakRSS() as mem:
-        run_dir = run(cfg, RunOptions(out=str(out), num_cpus=cpus))
-    wall = time.monotonic() - t
-    ray.shutdown()
+    started = time.monotonic()
+    stderr, sys.stderr = sys.stderr, _FirstLine(sys.stderr, started)
+    try:
+        with PeakRSS() as mem, CpuTrace() as cpu:
+            run_dir = run(cfg, RunOptions(out=str(out), num_cpus=cpus))
+            wall = time.monotonic() - started
+            spilled = _spilled_mib()
+    finally:
+        first_line, sys.stderr = sys.stderr.first_s, stderr
+        ray.shutdown()
     m = json.loads((Path(run_dir) / "manifest.json").read_text())
-    samples = [s for s in m["timings"]["progress"] if s["shards"] > 0]
-    first, last = samples[0], samples[-1]
-    steady = (last["rows"] - first["rows"]) / (last["t_s"] - first["t_s"]) if last["t_s"] > first["t_s"] else float("nan")
+    markers = list((Path(run_dir) / "shards").glob("*.json"))  # what each shard sends the driver, kept there to the end
+    marker_bytes = sum(f.stat().st_size for f in markers) / max(len(markers), 1)
+    shutil.rmtree(out, ignore_errors=True)
+    timings, samples = m["timings"], m["timings"]["progress"]
+    window = steady_window(samples, m["shards"]["total"], cpus)
+    steady, steady_cpu = float("nan"), {}
+    if window:
+        a, b = window
+        steady = (b["rows"] - a["rows"]) / (b["t_s"] - a["t_s"])
+        if first_line is not None and len(samples) > 1:  # the first printed line is the second sample
+            scan_start = started + first_line - samples[1]["t_s"]
+            steady_cpu = {k: v / (b["rows"] - a["rows"]) * 1e6 for k, v in
+                          cpu.between(scan_start + a["t_s"], scan_start + b["t_s"]).items()}  # µs per caption
+    started_rows = [s for s in samples if s["rows"] > 0]
     return {
-        "rows": m["rows"]["in"], "shards": m["shards"]["total"], "wall_s": wall, "ray_init_s": m["timings"]["ray_init_s"],
-        "scan_s": m["timings"]["scan_s"], "steady_per_core": steady / cpus, "scan_per_core": m["timings"]["scan_rows_per_s"] / cpus,
-        "peak_rss_mib": mem.peak / 2**20,
+        "rows": m["rows"]["in"], "shards": m["shards"]["total"], "wall_s": wall, "plan_s": timings["plan_s"],
+        "ray_init_s": timings["ray_init_s"], "marker_bytes": marker_bytes,
+        "scan_s": timings["scan_s"], "aggregate_s": timings.get("aggregate_s", 0.0), "first_line_s": first_line,
+        "first_rows_s": started_rows[0]["t_s"] if started_rows else float("nan"),
+        "steady_per_core": steady / cpus, "steady_cpu_us": steady_cpu, "scan_per_core": timings["scan_rows_per_s"] / cpus,
+        "rss_driver_mib": mem.driver / 2**20, "rss_ray_mib": mem.others / 2**20, "rss_peak_mib": mem.peak / 2**20,
+        "spilled_mib": spilled,
     }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 5_000_000])
+    ap.add_argument("--rows", type=int, default=8_000_000, help="corpus size, a multiple of 1M")
+    ap.add_argument("--resolver-rows", type=int, default=2_000_000, help="captions the resolver alone runs on")
+    ap.add_argument("--profiles", nargs="+", default=["paper", "gazetteer"])
     ap.add_argument("--cpus", type=int, default=2)
-    ap.add_argument("--lexicon-profile", default="paper", choices=["paper", "extended", "gazetteer"])
+    ap.add_argument("--shard-rows", type=int, default=None, help="the job's --shard-rows (default: the job's own)")
+    ap.add_argument("--write-records", action="store_true", help="the job also writes per-record Parquet")
+    ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
-    print(f"benchaudit geo ({args.lexicon_profile} lexicon) on local Parquet, local Ray with {args.cpus} CPUs")
-    print(f"{'captions':>10} {'shards':>6} {'wall s':>7} {'ray init s':>10} {'scan s':>7} {'steady/core':>12} {'scan/core':>10} "
-          f"{'peak RSS MiB':>12}")
-    for size in args.sizes:
-        r = run_once(make_corpus(size), args.cpus, args.lexicon_profile)
-        print(f"{r['rows']:>10,} {r['shards']:>6} {r['wall_s']:>7.1f} {r['ray_init_s']:>10.1f} {r['scan_s']:>7.1f} "
-              f"{r['steady_per_core']:>12,.0f} {r['scan_per_core']:>10,.0f} {r['peak_rss_mib']:>12,.0f}")
+    files = corpus_files(args.rows)
+    load = os.getloadavg()[0]
+    print(f"corpus: {args.rows:,} DataComp-shaped rows of real captions in {len(files)} files "
+          f"({sum(f.stat().st_size for f in files) / 2**20:,.0f} MiB); load average {load:.1f} on {os.cpu_count()} cores")
+    summary = []
+    for profile in args.profiles:
+        work = OUT / "stage_profile"
+        shutil.rmtree(work, ignore_errors=True)
+        with one_core():
+            prof = stage_profile(files, profile, args.shard_rows, args.write_records, work)
+        shutil.rmtree(work, ignore_errors=True)
+        print(f"\n{profile}: the worker's code on one core, {prof['rows']:,} rows, no Ray: "
+              f"{prof['plain_rate']:,.0f} captions/s; set-up (lexicon compile) {prof['setup_s']:.2f} s; profile by stage:")
+        for label, seconds in prof["stages"].items():
+            if seconds > 0:
+                print(f"  {label:44} {seconds / prof['profiled_s']:6.1%}  {seconds / prof['rows'] * 1e6:6.2f} µs/caption")
+        resolver, resolver_cpu, jobs = 0.0, float("inf"), []
+        for _ in range(args.repeats):
+            with one_core():
+                rate, cpu_us = resolver_rate(files[:max(1, args.resolver_rows // FILE_ROWS)], profile, 1)
+            resolver, resolver_cpu = max(resolver, rate), min(resolver_cpu, cpu_us)
+            jobs.append(job_run(files, profile, args.cpus, args.shard_rows, args.write_records))
+        job = max(jobs, key=lambda r: r["steady_per_core"])
+        cpu, runs = job["steady_cpu_us"], ", ".join(f"{r['steady_per_core']:,.0f}" for r in jobs)
+        job_cpu = sum(cpu.values()) if cpu else float("nan")
+        print(f"  resolver alone, one core: {resolver:,.0f} captions/s, {resolver_cpu:.2f} CPU µs per caption "
+              f"(best of {args.repeats})")
+        print(f"  job on local Ray, {args.cpus} CPUs, {job['shards']} shards: steady state {job['steady_per_core']:,.0f} "
+              f"captions/s per core (runs: {runs}); wall {job['wall_s']:.1f} s, Ray start-up {job['ray_init_s']:.1f} s, "
+              f"scan {job['scan_s']:.1f} s ({job['scan_per_core']:,.0f}/core incl. actor start-up; first rows at "
+              f"{job['first_rows_s']:.1f} s), aggregate {job['aggregate_s']:.2f} s; plan {job['plan_s']:.2f} s; "
+              f"{job['marker_bytes'] / 1024:.1f} KiB of result per shard")
+        print(f"  steady-state CPU per caption: workers {cpu.get('workers', 0):.2f} µs, Ray's own processes "
+              f"{cpu.get('ray', 0):.2f} µs, driver {cpu.get('driver', 0):.2f} µs; peak RSS driver {job['rss_driver_mib']:,.0f} "
+              f"MiB, Ray {job['rss_ray_mib']:,.0f} MiB; spilled {job['spilled_mib']:.0f} MiB")
+        summary.append((profile, resolver, job["steady_per_core"], resolver_cpu, job_cpu))
+    print(f"\n{'profile':10} {'resolver alone /s':>18} {'job steady /core':>17} {'job / resolver':>15} "
+          f"{'CPU µs/caption: resolver':>25} {'job':>5} {'ratio':>6}")
+    for profile, resolver, job, resolver_cpu, job_cpu in summary:
+        print(f"{profile:10} {resolver:>18,.0f} {job:>17,.0f} {job / resolver:>15.2f} {resolver_cpu:>25.2f} {job_cpu:>5.2f} "
+              f"{resolver_cpu / job_cpu:>6.2f}")
 
 
 if __name__ == "__main__":

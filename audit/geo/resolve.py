@@ -79,6 +79,7 @@ class Resolution:
     score: pa.Array  # int16: winning (or tied top) score, 0 when unresolved
     matches: pa.Array | None  # list<struct<alias, country, match_type>>, when asked for
     match_type_counts: dict[str, int]  # distinct (record, alias) matches by type, for the summary
+    country_index: np.ndarray  # ``country`` as int32 indices into ``CountryResolver.countries`` (−1: none), for counting
     tier: pa.Array | None = None  # dictionary<int8, string> over evidence.TIERS; null when nothing was decided
     tier_counts: dict[str, int] = field(default_factory=dict)  # resolved records by tier (before min_evidence)
     mojibake_repaired: int = 0  # records whose text was repaired before matching
@@ -243,6 +244,7 @@ class CountryResolver:
             tier_counts=tier_counts,
             mojibake_repaired=repaired,
             below_min_evidence=below,
+            country_index=country_idx,
         )
 
     # ---- the weighted rule (paper, extended) -----------------------------------------------------

@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from audit.geo.resolve import MATCH_STRUCT, CountryResolver
-from audit.geo.tld import tld_country
+from audit.geo.resolve import MATCH_STRUCT, OUTCOMES, CountryResolver, Resolution
+from audit.geo.tld import cctld_table, tld_index
 
 ALL = "__all__"  # group label of the whole corpus; per-group rows use the group value
 RECORD_SCHEMA = pa.schema([
@@ -94,19 +94,23 @@ class GeoStage:
 
     def process(self, items: pa.RecordBatch) -> tuple[pa.Table | None, GeoPartial]:
         partial = GeoPartial(rows_in=items.num_rows)
-        for reason, n in _value_counts(items.column("skip_reason")):
-            if reason is not None:
-                partial.skipped[reason] += n
-        usable = items.filter(pc.is_null(items.column("skip_reason")))
+        reasons = items.column("skip_reason")
+        usable = items
+        if reasons.null_count < len(reasons):  # a batch without skipped rows is used as it is, not copied
+            for reason, n in _value_counts(reasons):
+                if reason is not None:
+                    partial.skipped[reason] += n
+            usable = items.filter(pc.is_null(reasons))
         records = [self._resolve(chunk, partial) for chunk in _byte_chunks(usable)]
         table = pa.concat_tables(records) if records and self.with_records else None
         return table, partial
 
     def _resolve(self, items: pa.RecordBatch, partial: GeoPartial) -> pa.Table:
-        text = pc.binary_join_element_wise(items.column("text"), items.column("context"), "\n", null_handling="skip")
+        text, context = items.column("text"), items.column("context")
+        if context.null_count < len(context) or text.null_count:  # joining nothing to every caption is a copy
+            text = pc.binary_join_element_wise(text, context, "\n", null_handling="skip")
         res = self.resolver.resolve(text, with_matches=self.with_records)
-        outcome = res.outcome.cast(pa.string())
-        tld = tld_country(items.column("url"))
+        tld = tld_index(items.column("url"))
         group = items.column("group")
         for mtype, n in res.match_type_counts.items():
             if n:
@@ -117,24 +121,39 @@ class GeoStage:
         for name, n in (("mojibake_repaired", res.mojibake_repaired), ("below_min_evidence", res.below_min_evidence)):
             if n:
                 partial.counters[name] += n
-        keys = pa.table({
-            "outcome": outcome,
-            "country": pc.fill_null(res.country, ""),
-            "tld": pc.fill_null(tld, ""),
-            "group": pc.fill_null(group, ""),
-        })
-        counted = keys.group_by(["group", "outcome", "country", "tld"]).aggregate([([], "count_all")]).to_pydict()
-        has_groups = group.null_count < len(group)
-        for g, o, c, t, n in zip(counted["group"], counted["outcome"], counted["country"], counted["tld"], counted["count_all"]):
-            partial.cube[(ALL, o, c, t)] += n
-            if has_groups:
-                partial.cube[(g or "(missing)", o, c, t)] += n
+        self._count(partial, res, tld, group)
         if not self.with_records:
             return pa.table({})
+        tld_country = pc.take(cctld_table()[1], pa.array(tld, mask=tld < 0))
         return pa.Table.from_arrays(
-            [items.column("record_id"), group, res.country, outcome, res.score, tld, res.matches, res.tier.cast(pa.string())],
+            [items.column("record_id"), group, res.country, res.outcome.cast(pa.string()), res.score, tld_country,
+             res.matches, res.tier.cast(pa.string())],
             schema=RECORD_SCHEMA
         )
+
+    def _count(self, partial: GeoPartial, res: Resolution, tld: np.ndarray, group: pa.Array) -> None:
+        """Add the batch's records to the cube: each record's (outcome, country, ccTLD) as one integer
+        key (and with its group, when the batch has any), counted by ``np.unique``; only the distinct
+        keys, a few hundred, become Python tuples."""
+        countries = ["", *self.resolver.countries]
+        tlds = ["", *cctld_table()[1].to_pylist()]
+        outcome = res.outcome.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        key = (outcome * len(countries) + res.country_index + 1) * len(tlds) + tld + 1
+        cells = len(OUTCOMES) * len(countries) * len(tlds)
+
+        def add(keys: np.ndarray, label) -> None:
+            values, counts = np.unique(keys, return_counts=True)
+            for v, n in zip(values.tolist(), counts.tolist()):
+                g, rest = divmod(v, cells)
+                o, rest = divmod(rest, len(countries) * len(tlds))
+                c, t = divmod(rest, len(tlds))
+                partial.cube[(label(g), OUTCOMES[o], countries[c], tlds[t])] += n
+
+        add(key, lambda _: ALL)
+        if group.null_count < len(group):
+            encoded = pc.dictionary_encode(pc.fill_null(group, ""))
+            names = [g or "(missing)" for g in encoded.dictionary.to_pylist()]
+            add(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * cells + key, names.__getitem__)
 
 
 def _value_counts(arr: pa.Array) -> list[tuple[str | None, int]]:

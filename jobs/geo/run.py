@@ -63,7 +63,9 @@ class GeoTask(ShardTask):
         records = out.writer("records", RECORDS_OUT_SCHEMA.append(TEXT_FIELD) if self.with_text else RECORDS_OUT_SCHEMA,
                              ("corpus", spec.name))
         partial, report = GeoPartial(), ReadReport(shard.source)
-        for items in limited(read_shard(_corpus_shard(shard.payload), spec, report), shard.limit):
+        # record ids are made only for records written (a corpus without an id column: "<file>#<row>" strings)
+        batches = read_shard(_corpus_shard(shard.payload), spec, report, with_ids=self.with_records)
+        for items in limited(batches, shard.limit):
             table, p = self.stage.process(items)
             partial.merge(p)
             if table is not None:

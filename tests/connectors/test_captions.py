@@ -180,3 +180,33 @@ def test_format_detected_from_files_of_a_directory_or_glob(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "c.jsonl").write_text("{}\n")
     assert detect_format(str(tmp_path / "d")) == "jsonl"
+
+
+def test_the_empty_caption_check_is_trims_rule_on_every_code_point():
+    """The reader's quick check for unusable captions (``utf8_is_space``) must say "whitespace" of
+    exactly the characters that trimming removes, or a batch with an empty caption would pass it."""
+    import pyarrow.compute as pc
+
+    chars = pa.array([chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000])
+    trimmed_away = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(chars)), 0)
+    assert pc.all(pc.equal(pc.utf8_is_space(chars), trimmed_away)).as_py()
+    assert 20 < pc.sum(trimmed_away).as_py() < 40  # the Unicode whitespace characters, not none of them
+
+
+def test_a_scan_without_records_reads_no_ids_but_still_marks_bad_ones(tmp_path):
+    """``with_ids=False`` (a scan writing no records): no ``<file>#<row>`` ids are made, while a mapped
+    id column is still read, so a row whose id is not UTF-8 is skipped as it is with ids."""
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"text": ["a cat", "a dog", "   "], "uid": pa.array([b"u1", b"\xff", b"u3"], pa.binary())}), path)
+    no_id = CorpusSpec("c", (str(path),), "parquet", ColumnMapping(text="text"))
+    with_id = CorpusSpec("c", (str(path),), "parquet", ColumnMapping(text="text", id="uid"))
+    for spec in (no_id, with_id):
+        (shard,) = plan_corpus(spec).shards
+        full = pa.Table.from_batches(list(read_shard(shard, spec)))
+        lean = pa.Table.from_batches(list(read_shard(shard, spec, with_ids=False)))
+        assert lean.column("skip_reason").to_pylist() == full.column("skip_reason").to_pylist()
+        assert lean.drop_columns("record_id").equals(full.drop_columns("record_id"))
+    assert lean.column("record_id").to_pylist() == ["u1", None, "u3"]
+    assert lean.column("skip_reason").to_pylist() == [None, "invalid_utf8", "empty_text"]
+    assert pa.Table.from_batches(list(read_shard(plan_corpus(no_id).shards[0], no_id, with_ids=False))).column(
+        "record_id").null_count == 3

@@ -1,14 +1,18 @@
 """Summaries from merged counts (hand-computed) and the ccTLD signal."""
 from __future__ import annotations
 
+import random
 from collections import Counter
+from importlib import resources
 
+import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from audit.geo.aggregate import summarize, summarize_all
 from audit.geo.stage import ALL, GeoPartial
-from audit.geo.tld import tld_country
+from audit.geo.tld import _TLD_RE, cctld_table, tld_country
 
 
 def test_summary_numbers_by_hand():
@@ -54,6 +58,38 @@ def test_partials_merge_and_round_trip():
 ])
 def test_tld_country(url, country):
     assert tld_country(pa.array([url], pa.string())).to_pylist() == [country]
+
+
+def by_regex(urls: pa.Array) -> list[str | None]:
+    """The rule as its one expression states it (RE2 over every URL): what the byte path must reproduce."""
+    tlds, codes = cctld_table()
+    tld = pc.utf8_lower(pc.struct_field(pc.extract_regex(pc.utf8_trim_whitespace(urls), _TLD_RE), "tld"))
+    return pc.take(codes, pc.index_in(tld, value_set=tlds)).to_pylist()
+
+
+def test_tld_country_is_the_expression_on_random_urls():
+    """Strings over the characters the expression cares about (scheme, user info, port, path and
+    query separators, dots, letters of both cases, digits, spaces, a newline, non-ASCII), short
+    enough that every arrangement of a few of them occurs, and long ones built from URL parts."""
+    rng = random.Random(22)
+    chars = list("aAjJpPdDeE.:/?#@ 1-+_é\n\t") + ["://", ".jp", ".co.uk", "http", "ß", "．"]
+    parts = ["http://", "https://", "ftp://", "user:pw@", "@", "www.", "bbc", ".co", ".uk", ".jp", ".JP", ".", ":8080",
+             "/path", "?q=a.de", "#frag.fr", " ", "x.tv", "10.0.0.1", "é.fr", ".com"]
+    urls = ["".join(rng.choice(chars) for _ in range(rng.randint(0, 8))) for _ in range(40_000)]
+    urls += ["".join(rng.choice(parts) for _ in range(rng.randint(1, 7))) for _ in range(40_000)]
+    urls += [None] * 50
+    rng.shuffle(urls)
+    arr = pa.array(urls, pa.string())
+    assert tld_country(arr).to_pylist() == by_regex(arr)
+    sliced = arr.slice(1234, 20_000)  # an array that does not start at its buffers' first byte
+    assert tld_country(sliced).to_pylist() == by_regex(sliced)
+
+
+def test_tld_country_is_the_expression_on_real_urls():
+    root = resources.files("connectors") / "samples"
+    urls = pa.array(pd.read_csv(str(root / "cc3m_val_captions.tsv"), sep="\t", header=None, quoting=3)[1].astype(str))
+    got = tld_country(urls).to_pylist()
+    assert got == by_regex(urls) and sum(c is not None for c in got) > 1000
 
 
 def test_large_batches_are_cut_by_bytes_and_lose_no_row(monkeypatch):

@@ -1,0 +1,173 @@
+"""Digests of everything the geo audit decides, frozen before its throughput work (issue 22).
+
+Why: the job was made faster by changing how counts are merged, how batches are cut and how records
+are written; none of that may change a single decision. ``tests/fixtures/geo/expected_digests.json``
+holds these digests as the tree at 9a65087 (main, before that work) computed them::
+
+    PYTHONPATH=. .venv/bin/python -m tests.geo_digest --write
+
+and the tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
+test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by
+part, so a failure names what changed (the partial counts, or one records column).
+
+Two corpora: the shipped real captions (40,847 COCO + CC3M, in the repository) and the place-dense
+development sentences (11,350, ``../shared/data/geo_dev``; those cases are skipped when it is absent,
+and only hashes of them are kept here: the set is not ours to copy).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "geo" / "expected_digests.json"
+DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "geo_dev" / "news_sentences.csv"
+# (lexicon profile, --min-evidence): both decision rules, and an operating point that turns records unresolved
+STAGE_CASES = (("paper", None), ("extended", None), ("gazetteer", None), ("gazetteer", "large_city"))
+JOB_CASES = (("shipped", "paper"), ("shipped", "gazetteer"), ("geo_dev", "gazetteer"))
+BATCH = 8192  # several batches per corpus: the partials of many batches are merged
+# URLs cycled over the rows: ccTLDs, generic and vanity TLDs, a port, a trailing dot, malformed, missing
+URLS = ("http://a.example.jp/x", "https://b.example.com/y", "http://c.example.co.uk", "http://d.example.io/z",
+        "not a url", None, "http://e.example.de:8080/p", "https://f.example.fr./q", "HTTP://G.EXAMPLE.BR")
+CONTEXTS = ("Paris, France", "a cabin near Gimli", "Kerrville, TX", "Danish style", "", None)
+
+
+def sha(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def shipped_captions() -> list[str]:
+    """The shipped COCO 2017 val and CC3M val captions, in the repository's order."""
+    root = resources.files("connectors") / "samples"
+    coco = pd.read_csv(str(root / "coco2017_val_captions.csv"))["caption"]
+    cc3m = pd.read_csv(str(root / "cc3m_val_captions.tsv"), sep="\t", header=None, quoting=3)[0]
+    return pd.concat([coco, cc3m]).astype(str).tolist()
+
+
+def dev_sentences() -> list[str] | None:
+    return pd.read_csv(DEV, keep_default_na=False, dtype=str)["text"].tolist() if DEV.exists() else None
+
+
+def items(texts: list[str]) -> list[pa.RecordBatch]:
+    """The texts as item batches with every column in play: skipped rows (empty, null), context on
+    every 7th row, URLs of every kind, and groups on the first half only (so some batches have none)."""
+    n = len(texts)
+    text, reason = list(texts), [None] * n
+    for i in range(0, n, 97):
+        text[i], reason[i] = "", "empty_text"
+    for i in range(50, n, 101):
+        text[i], reason[i] = None, "null_text"
+    table = pa.table({
+        "record_id": [f"r{i}" for i in range(n)],
+        "text": pa.array(text, pa.string()),
+        "context": pa.array([CONTEXTS[(i // 7) % len(CONTEXTS)] if i % 7 == 0 else None for i in range(n)], pa.string()),
+        "url": pa.array([URLS[i % len(URLS)] for i in range(n)], pa.string()),
+        "group": pa.array([("en", "de", None)[i % 3] if i < n // 2 else None for i in range(n)], pa.string()),
+        "skip_reason": pa.array(reason, pa.string()),
+    })
+    return table.to_batches(max_chunksize=BATCH)
+
+
+def table_digest(table: pa.Table) -> dict[str, str]:
+    return {name: sha(table.column(name).to_pylist()) for name in table.column_names}
+
+
+def stage_digest(texts: list[str], profile: str, min_evidence: str | None) -> dict:
+    """The stage over ``texts`` in batches: the merged partial and every records column, hashed."""
+    from audit.geo.stage import GeoPartial, GeoStage
+    from connectors.geo.lexicon import load_lexicon
+
+    stage = GeoStage(load_lexicon(profile).entries, with_records=True, min_evidence=min_evidence)
+    partial, records = GeoPartial(), []
+    for batch in items(texts):
+        table, p = stage.process(batch)
+        partial.merge(p)
+        records.append(table)
+    data = partial.to_json()
+    table = pa.concat_tables(records)
+    return {"rows_in": partial.rows_in, "resolved": table.num_rows - table.column("country").null_count,
+            "partial": sha(data), "records": table_digest(table)}
+
+
+def stage_cases() -> dict[str, dict]:
+    out = {}
+    for corpus, texts in (("shipped", shipped_captions()), ("geo_dev", dev_sentences())):
+        if texts is None:
+            continue
+        for profile, tier in STAGE_CASES:
+            out[f"{corpus}/{profile}/{tier or 'all'}"] = stage_digest(texts, profile, tier)
+    return out
+
+
+def job_digest(corpus: str, profile: str, out: Path) -> dict:
+    """The job on Ray over one corpus, records and their text written: per corpus what it counted
+    (the summary block without the association fits), the manifest's rows and evidence counters,
+    and every records column, rows in record-id order (shards may finish in any order)."""
+    import pyarrow.parquet as pq
+
+    from connectors.runs.tables import read_table
+    from jobs.common.config import RunOptions
+    from jobs.geo.config import CorpusConfig, GeoConfig
+    from jobs.geo.run import run
+
+    if corpus == "shipped":
+        corpora: list[CorpusConfig] = []  # the shipped COCO + CC3M samples, as `benchaudit geo` reads them
+    else:
+        df = pd.read_csv(DEV, keep_default_na=False, dtype=str)
+        path = out / "geo_dev.parquet"
+        pq.write_table(pa.table({"id": df["id"], "text": df["text"]}), path, row_group_size=2000)
+        corpora = [CorpusConfig(name="geo_dev", paths=[str(path)], format="parquet", text="text", id="id")]
+    cfg = GeoConfig(corpus=corpora, lexicon_profile=profile, write_records=True, records_text=True, bootstrap=0,
+                    shard_rows=4000)
+    run_dir = run(cfg, RunOptions(out=str(out / "runs"), executor="ray"))
+    summary = json.loads((Path(run_dir) / "summary.json").read_text())
+    manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
+    records = read_table(run_dir, "records").sort_by([("corpus", "ascending"), ("record_id", "ascending")])
+    blocks = {name: {k: v for k, v in block.items() if k not in ("association", "failed_shards")}
+              for name, block in summary["corpora"].items()}
+    return {"rows": manifest["rows"], "resolved": {n: b["resolved_records"] for n, b in blocks.items()},
+            "summary": sha(blocks), "evidence": sha(manifest["evidence"]), "records": table_digest(records)}
+
+
+def job_cases() -> dict[str, dict]:
+    import ray
+
+    from jobs.common.ray_start import init_ray
+
+    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
+    init_ray(None)
+    try:
+        out = {}
+        for corpus, profile in JOB_CASES:
+            if corpus == "geo_dev" and not DEV.exists():
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                out[f"{corpus}/{profile}"] = job_digest(corpus, profile, Path(tmp))
+        return out
+    finally:
+        ray.shutdown()
+
+
+def expected() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--write", action="store_true", help=f"write {FIXTURE.name} (only from the tree the note names)")
+    args = ap.parse_args()
+    data = {"stage": stage_cases(), "job": job_cases()}
+    if args.write:
+        FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+        FIXTURE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(json.dumps(data, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
