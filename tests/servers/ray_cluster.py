@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,39 @@ def kill_raylet(node: subprocess.Popen) -> int:
     assert len(raylets) == 1, f"expected one raylet under ray start {node.pid}, found {raylets}"
     raylets[0].send_signal(signal.SIGKILL)
     return raylets[0].pid
+
+
+class NodeStates:
+    """The GCS's own view of the nodes, from a driver of its own: when each node was first seen dead (what a job's
+    watch can know at the earliest)."""
+
+    SCRIPT = ("import sys, time, ray\n"
+              "ray.init(address=sys.argv[1], log_to_driver=False)\n"
+              "while True:\n"
+              "    print('dead', time.time(), *[n['NodeID'] for n in ray.nodes() if not n['Alive']], flush=True)\n"
+              "    time.sleep(0.2)\n")
+
+    def __init__(self, cluster: RayCluster):
+        self.proc = subprocess.Popen([sys.executable, "-c", self.SCRIPT, cluster.gcs], stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, env=cluster.env)
+        self.dead_at: dict[str, float] = {}  # node id -> wall-clock time first seen dead
+        self.ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self.ready.wait(120):
+            raise RuntimeError("the node-state driver did not start")
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            if not line.startswith("dead "):  # Ray's own lines on a driver's stdout (a raylet died: its log)
+                continue
+            _, at, *dead = line.split()
+            self.ready.set()
+            for node_id in dead:
+                self.dead_at.setdefault(node_id, float(at))
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
 
 
 def stop_cluster(cluster: RayCluster) -> None:
