@@ -11,7 +11,7 @@ driver and of Ray's processes (raylet, object store, workers), and the object-st
 steady state's captions per CPU second of all the job's processes, which neighbours' load moves
 less than the wall-clock rate (the load average is printed beside each size). Then the
 checks issue 22 asks for: peak RSS within 20% and per-core rate within 10% from the second size
-to the last; and a plot, ``bench/out/geo_scale.png`` (with matplotlib; ``pip install matplotlib``).
+to the last; and a plot, ``bench/out/geo_scale.png`` (matplotlib, in the bench extra: ``scripts/setup bench``).
 """
 from __future__ import annotations
 
