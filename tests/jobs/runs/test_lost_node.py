@@ -58,8 +58,9 @@ class Watched:
         raise AssertionError(f"no line matching {pattern.pattern!r}: {self.stderr()[-3000:]}")
 
     def finish(self, timeout: float = 600) -> tuple[int, str]:
-        stdout = self.proc.communicate(timeout=timeout)[0]
-        self._reader.join(timeout=10)
+        stdout = self.proc.stdout.read()  # not communicate(): it would read stderr too, racing the reader thread
+        self.proc.wait(timeout=timeout)
+        self._reader.join(timeout=30)
         return self.proc.returncode, stdout
 
     def stderr(self) -> str:
