@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jobs.common.errors import JobError
+from jobs.common.nodes import watch_nodes
 from jobs.common.progress import AnswerProgress
 from jobs.common.summaries import clip_text
 
@@ -223,8 +224,6 @@ def collect(ds, answers: StageAnswers, empty: pa.Table, needs: dict[str, float],
     answers are still to come, and ``NodeLost`` when a Ray node died and for ``lost_node_timeout`` seconds
     no live node has had ``needs`` (what one actor of the stage asks) to take its work over (closing the
     iteration shuts the stage's pool down either way)."""
-    from jobs.common.nodes import watch_nodes
-
     batches = iter(ds.iter_batches(batch_format="pyarrow", batch_size=None))  # closed below: the stage stops at once
     try:
         with watch_nodes(answers.progress.job, answers.what, needs, lost_node_timeout):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from tests.servers.ray_head import free_ports
+from tests.servers.ray_head import free_ports, ray_env
 
 
 @dataclass
@@ -29,16 +29,6 @@ class RayCluster:
     root: Path
     temp_dir: Path
     nodes: list[subprocess.Popen] = field(default_factory=list)  # the head first
-
-
-def _env(root: Path) -> dict:
-    home = root / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", "HOME": str(home),
-           "RAY_USAGE_STATS_ENABLED": "0", "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
-    for leaked in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH"):  # a session's in-process Ray sets some
-        env.pop(leaked, None)
-    return env
 
 
 def _start(cluster: RayCluster, name: str, args: list[str], timeout: float) -> subprocess.Popen:
@@ -71,7 +61,7 @@ def start_cluster(root: Path, head_cpus: int, fast_health_checks: bool = False, 
     own health checks unless ``fast_health_checks``."""
     gcs, client, agent, metrics = free_ports(4)
     temp_dir = Path(tempfile.mkdtemp(prefix="rc", dir="/tmp"))  # short: Ray's unix sockets live here
-    cluster = RayCluster(f"127.0.0.1:{gcs}", _env(root), root, temp_dir)
+    cluster = RayCluster(f"127.0.0.1:{gcs}", {**ray_env(root), "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}, root, temp_dir)
     if fast_health_checks:
         cluster.env = {**cluster.env, **FAST_HEALTH_CHECKS}
     _start(cluster, "head", ["--head", "--port", str(gcs), "--include-dashboard", "false", "--ray-client-server-port",

@@ -30,6 +30,18 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
+def ray_env(root: Path) -> dict:
+    """The environment of a Ray started by a test, and of its clients: this venv first on PATH, an empty HOME
+    under ``root``, no usage stats, and none of the Ray settings a session's in-process Ray leaves in os.environ."""
+    home = root / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", "HOME": str(home),
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    for leaked in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH"):
+        env.pop(leaked, None)
+    return env
+
+
 @dataclass
 class RayHead:
     address: str  # the Jobs API, http://127.0.0.1:PORT
@@ -43,16 +55,11 @@ def start_head(root: Path, num_cpus: int = 2, timeout: float = 120.0) -> RayHead
     """Start the head; returns once the Jobs API answers (with the token)."""
     token = root / "auth_token"
     token.write_text(secrets.token_hex(32))
-    home = root / "home"
-    home.mkdir(exist_ok=True)
     temp_dir = Path(tempfile.mkdtemp(prefix="rh", dir="/tmp"))  # short: Ray's unix sockets live here
     gcs, dash, client, agent, metrics, worker = free_ports(6)
     bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}", "HOME": str(home),
-           "RAY_AUTH_TOKEN_PATH": str(token), "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**ray_env(root), "RAY_AUTH_TOKEN_PATH": str(token)}
     # no 30 s drain on SIGTERM: the test head has nothing to hand over
-    for leaked in ("RAY_ADDRESS", "RAY_AUTH_MODE"):  # a session's in-process Ray sets RAY_AUTH_MODE in os.environ
-        env.pop(leaked, None)
     head_env = {**env, "RAY_AUTH_MODE": "token", "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
     log = open(root / "head.log", "wb")
     proc = subprocess.Popen(
