@@ -118,6 +118,15 @@ def test_every_manifest_parses_and_never_installs_benchaudit_by_name(path):
         assert not any(re.split(r"[\s\[<>=!~;]", req, maxsplit=1)[0].lower() == "benchaudit" for req in pip), pip
 
 
+@pytest.mark.parametrize("path", MANIFESTS, ids=[str(p.relative_to(CLUSTER)) for p in MANIFESTS])
+def test_every_pip_list_installs_every_dependency(path):
+    """A manifest's hand-written pip list that lacks a dependency fails on the cluster with an ImportError
+    in the workers, after the pods started: caught here instead."""
+    needed = requirements()
+    for pip in pip_lists(docs(path)):
+        assert not [r for r in needed if r not in pip], (path.name, [r for r in needed if r not in pip])
+
+
 @pytest.mark.parametrize("extras", [["s3"], ["s3", "models"]])
 def test_runtime_envs_are_generated_from_pyproject(extras):
     name = "runtime_env.yaml" if extras == ["s3"] else "runtime_env_models.yaml"

@@ -72,9 +72,9 @@ def test_tld_country_is_the_expression_on_random_urls():
     query separators, dots, letters of both cases, digits, spaces, a newline, non-ASCII), short
     enough that every arrangement of a few of them occurs, and long ones built from URL parts."""
     rng = random.Random(22)
-    chars = list("aAjJpPdDeE.:/?#@ 1-+_é\n\t") + ["://", ".jp", ".co.uk", "http", "ß", "．"]
+    chars = list("aAjJpPdDeE.:/?#@ 1-+_é\n\t") + ["://", ".jp", ".co.uk", "http", "ß", "．", "\u00a0", "\u3000"]
     parts = ["http://", "https://", "ftp://", "user:pw@", "@", "www.", "bbc", ".co", ".uk", ".jp", ".JP", ".", ":8080",
-             "/path", "?q=a.de", "#frag.fr", " ", "x.tv", "10.0.0.1", "é.fr", ".com"]
+             "/path", "?q=a.de", "#frag.fr", " ", "x.tv", "10.0.0.1", "é.fr", ".com", "\u00a0", "\u2003"]
     urls = ["".join(rng.choice(chars) for _ in range(rng.randint(0, 8))) for _ in range(40_000)]
     urls += ["".join(rng.choice(parts) for _ in range(rng.randint(1, 7))) for _ in range(40_000)]
     urls += [None] * 50
