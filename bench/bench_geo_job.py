@@ -44,7 +44,7 @@ import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.common import PeakRSS, one_core, real_captions, write_captions_parquet
+from bench.common import PeakRSS, one_core, pin_one_core, real_captions, write_captions_parquet
 
 OUT = Path(__file__).resolve().parent / "out"
 CORPUS = OUT / "datacomp_like"  # part-00000.parquet … of 1M rows each, seeded by their number
@@ -78,38 +78,40 @@ def geo_config(files: list[Path], profile: str, shard_rows: int | None, records:
                      bootstrap=0, lexicon_profile=profile, write_records=records, **extra)
 
 
-def resolver_rate(files: list[Path], profile: str, repeats: int) -> tuple[float, float]:
-    """The resolver alone on one core, over the captions of ``files`` in memory: (captions/s,
-    CPU µs per caption), each the best of ``repeats``."""
+def _resolver_and_captions(files: list[Path], profile: str):
+    """The compiled resolver and the captions of ``files`` in memory, as one array."""
     from audit.geo.resolve import CountryResolver
     from connectors.geo.lexicon import load_lexicon
 
     text = pa.concat_arrays([c for f in files for c in pq.read_table(f, columns=["text"]).column("text").chunks])
-    resolver = CountryResolver(load_lexicon(profile).entries)
+    return CountryResolver(load_lexicon(profile).entries), text
+
+
+def _resolve_all(resolver, text: pa.Array) -> None:
+    for i in range(0, len(text), BATCH):  # in the batches the job reads
+        resolver.resolve(text.slice(i, BATCH))
+
+
+def resolver_rate(files: list[Path], profile: str, repeats: int) -> tuple[float, float]:
+    """The resolver alone on one core, over the captions of ``files`` in memory: (captions/s,
+    CPU µs per caption), each the best of ``repeats``."""
+    resolver, text = _resolver_and_captions(files, profile)
     wall = cpu = float("inf")
     for _ in range(repeats):
         t, c = time.perf_counter(), time.process_time()
-        for i in range(0, len(text), BATCH):
-            resolver.resolve(text.slice(i, BATCH))
+        _resolve_all(resolver, text)
         wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
     return len(text) / wall, cpu / len(text) * 1e6
 
 
 def _resolver_on_core(core: int, files: list[Path], profile: str, start, rates) -> None:
     """One process of ``resolver_on_every_core``: pinned to ``core``, timed from a shared start."""
-    os.sched_setaffinity(0, {core})
-    pa.set_cpu_count(1)
-    pa.set_io_thread_count(1)
-    from audit.geo.resolve import CountryResolver
-    from connectors.geo.lexicon import load_lexicon
-
-    text = pa.concat_arrays([c for f in files for c in pq.read_table(f, columns=["text"]).column("text").chunks])
-    resolver = CountryResolver(load_lexicon(profile).entries)
+    pin_one_core(core)
+    resolver, text = _resolver_and_captions(files, profile)
     resolver.resolve(text.slice(0, BATCH))  # warm: lazily built entries, page faults
     start.wait()
     t = time.perf_counter()
-    for i in range(0, len(text), BATCH):
-        resolver.resolve(text.slice(i, BATCH))
+    _resolve_all(resolver, text)
     rates[core] = len(text) / (time.perf_counter() - t)
 
 
@@ -121,13 +123,16 @@ def resolver_on_every_core(files: list[Path], profile: str, cpus: int) -> float:
 
     ctx = mp.get_context("spawn")
     cores = sorted(os.sched_getaffinity(0))[:cpus]
-    start, rates = ctx.Barrier(len(cores)), ctx.Manager().dict()
-    procs = [ctx.Process(target=_resolver_on_core, args=(c, files, profile, start, rates)) for c in cores]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join()
-    return sum(rates.values()) / len(cores)
+    with ctx.Manager() as manager:
+        start, rates = ctx.Barrier(len(cores)), manager.dict()
+        procs = [ctx.Process(target=_resolver_on_core, args=(c, files, profile, start, rates)) for c in cores]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join()
+        if len(rates) != len(cores):
+            raise SystemExit(f"resolver on every core: {len(cores) - len(rates)} of {len(cores)} processes failed")
+        return sum(rates.values()) / len(cores)
 
 
 # (label, file suffix, function): cumulative times read from the profile

@@ -55,10 +55,11 @@ def write_captions_parquet(path: str, rows: int, seed: int, captions: pa.Array |
                    use_dictionary=False, compression="zstd")
 
 
-def pin_one_core() -> None:
-    """Measure per-core rates honestly: one CPU for this process and for Arrow's thread pool."""
+def pin_one_core(core: int | None = None) -> None:
+    """Measure per-core rates honestly: one CPU (``core``, else the first allowed) for this process
+    and for Arrow's thread pool."""
     if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0] if core is None else core})
     pa.set_cpu_count(1)
     pa.set_io_thread_count(1)
 
