@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bench.common import PeakRSS
+from bench.common import ProcessWatch
 from connectors.benchmarks.read import read_benchmark
 from connectors.benchmarks.spec import BenchmarkSpec
 
@@ -63,7 +63,7 @@ def run_once(path: Path, cpus: int) -> dict:
     out = OUT / "runs"
     shutil.rmtree(out, ignore_errors=True)
     start = time.monotonic()
-    with PeakRSS() as mem:
+    with ProcessWatch() as mem:
         run_dir = run(cfg, RunOptions(out=str(out), num_cpus=cpus))
     wall = time.monotonic() - start
     ray.shutdown()

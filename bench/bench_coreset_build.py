@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.common import PeakRSS
+from bench.common import ProcessWatch
 
 OUT = Path(__file__).resolve().parent / "out"
 SCORES = ("score_0", "score_1", "score_2")
@@ -61,7 +61,7 @@ def run_once(path: Path, cpus: int) -> dict:
     cfg = BuildConfig(paths=[str(path)], score_columns=list(SCORES), tau=TAU, seed=7)
     out = OUT / "coreset_runs"
     t = time.monotonic()
-    with PeakRSS() as mem:
+    with ProcessWatch() as mem:
         run_dir = run(cfg, RunOptions(out=str(out), num_cpus=cpus))
     wall = time.monotonic() - t
     ray.shutdown()

@@ -19,6 +19,10 @@ encoding, 250k-row row groups). For each lexicon profile, in this one process:
    that time, per CPU), scan and Ray start-up, the aggregation, and the CPU seconds of the workers
    beside those of Ray's own processes and the driver.
 
+Beside the resolver, on the same pinned core, reading the job's columns and nothing else: what any
+job reading this input pays per caption beyond resolving it, so resolver / (resolver + decode) (the
+"bound" column) is the most of the resolver a job on this input can keep, however lean.
+
 Each rate is the best of ``--repeats``, the contenders alternating (on a shared machine the
 others measure the neighbours). Last, the ratio job / resolver, the figure issue 22 asks ≥ 0.8 of,
 and the same ratio in CPU time (resolver CPU per caption over the job's, workers + Ray + driver,
@@ -35,16 +39,14 @@ import os
 import pstats
 import shutil
 import sys
-import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.common import PeakRSS, one_core, pin_one_core, real_captions, write_captions_parquet
+from bench.common import ProcessWatch, one_core, pin_one_core, real_captions, write_captions_parquet
 
 OUT = Path(__file__).resolve().parent / "out"
 CORPUS = OUT / "datacomp_like"  # part-00000.parquet … of 1M rows each, seeded by their number
@@ -102,6 +104,20 @@ def resolver_rate(files: list[Path], profile: str, repeats: int) -> tuple[float,
         _resolve_all(resolver, text)
         wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
     return len(text) / wall, cpu / len(text) * 1e6
+
+
+def decode_cost(files: list[Path], profile: str) -> float:
+    """CPU µs per caption of reading the job's columns of ``files`` as the job's reader does (one
+    decoding thread, its batch size), and nothing else: a cost no job reading this input avoids, so
+    resolver / (resolver + decode) is the most of the resolver's speed such a job can keep."""
+    from connectors.captions.corpus import BATCH_ROWS
+
+    columns = next(iter(geo_config(files, profile, None, False).specs().values())).mapping.columns()
+    rows, started = 0, time.process_time()
+    for f in files:
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False):
+            rows += batch.num_rows
+    return (time.process_time() - started) / rows * 1e6
 
 
 def _resolver_on_core(core: int, files: list[Path], profile: str, start, rates) -> None:
@@ -200,53 +216,6 @@ def _spilled_mib() -> float:
     return float(found.group(1)) if found else 0.0
 
 
-class CpuTrace:
-    """CPU seconds of this process, of the Ray workers and of Ray's own processes (raylet, GCS …),
-    sampled twice a second while a job runs: what the steady state costs each of them."""
-
-    def __init__(self, interval_s: float = 0.5):
-        self.interval_s, self.samples = interval_s, []  # (monotonic, driver, workers, ray)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._seen: dict[int, tuple[str, float]] = {}  # pid -> (class, last CPU seconds): exited processes still count
-
-    def sample(self) -> None:
-        me = psutil.Process()
-        for p in me.children(recursive=True):
-            try:
-                cpu = p.cpu_times()
-                kind = "workers" if " ".join(p.cmdline()[:1]).startswith("ray::") else "ray"
-            except psutil.Error:
-                continue
-            self._seen[p.pid] = (kind, cpu.user + cpu.system)
-        own = me.cpu_times()
-        totals = {"workers": 0.0, "ray": 0.0}
-        for kind, seconds in self._seen.values():
-            totals[kind] += seconds
-        self.samples.append((time.monotonic(), own.user + own.system, totals["workers"], totals["ray"]))
-
-    def between(self, start: float, stop: float) -> dict[str, float]:
-        """CPU seconds of each kind spent between two monotonic times (linear between samples)."""
-        import numpy as np
-
-        t = np.array([s[0] for s in self.samples])
-        return {kind: float(np.interp(stop, t, [s[i] for s in self.samples]) - np.interp(start, t, [s[i] for s in self.samples]))
-                for i, kind in ((1, "driver"), (2, "workers"), (3, "ray"))}
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.sample()
-
-    def __enter__(self) -> CpuTrace:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.sample()
-
-
 class _FirstLine:
     """stderr, noting when the job printed its first progress line."""
 
@@ -286,7 +255,7 @@ def job_run(files: list[Path], profile: str, cpus: int, shard_rows: int | None =
     started = time.monotonic()
     stderr, sys.stderr = sys.stderr, _FirstLine(sys.stderr, started)
     try:
-        with PeakRSS() as mem, CpuTrace() as cpu:
+        with ProcessWatch() as watch:
             run_dir = run(cfg, RunOptions(out=str(out), num_cpus=cpus))
             wall = time.monotonic() - started
             spilled = _spilled_mib()
@@ -306,7 +275,7 @@ def job_run(files: list[Path], profile: str, cpus: int, shard_rows: int | None =
         if first_line is not None and len(samples) > 1:  # the first printed line is the second sample
             scan_start = started + first_line - samples[1]["t_s"]
             steady_cpu = {k: v / (b["rows"] - a["rows"]) * 1e6 for k, v in
-                          cpu.between(scan_start + a["t_s"], scan_start + b["t_s"]).items()}  # µs per caption
+                          watch.cpu_between(scan_start + a["t_s"], scan_start + b["t_s"]).items()}  # µs per caption
     started_rows = [s for s in samples if s["rows"] > 0]
     return {
         "rows": m["rows"]["in"], "shards": m["shards"]["total"], "wall_s": wall, "plan_s": timings["plan_s"],
@@ -314,7 +283,7 @@ def job_run(files: list[Path], profile: str, cpus: int, shard_rows: int | None =
         "scan_s": timings["scan_s"], "aggregate_s": timings.get("aggregate_s", 0.0), "first_line_s": first_line,
         "first_rows_s": started_rows[0]["t_s"] if started_rows else float("nan"),
         "steady_per_core": steady / cpus, "steady_cpu_us": steady_cpu, "scan_per_core": timings["scan_rows_per_s"] / cpus,
-        "rss_driver_mib": mem.driver / 2**20, "rss_ray_mib": mem.others / 2**20, "rss_peak_mib": mem.peak / 2**20,
+        "rss_driver_mib": watch.driver / 2**20, "rss_ray_mib": watch.others / 2**20, "rss_peak_mib": watch.peak / 2**20,
         "spilled_mib": spilled,
     }
 
@@ -345,11 +314,12 @@ def main() -> None:
         for label, seconds in prof["stages"].items():
             if seconds > 0:
                 print(f"  {label:44} {seconds / prof['profiled_s']:6.1%}  {seconds / prof['rows'] * 1e6:6.2f} µs/caption")
-        resolver, resolver_cpu, everywhere, jobs = 0.0, float("inf"), 0.0, []
+        resolver, resolver_cpu, decode, everywhere, jobs = 0.0, float("inf"), float("inf"), 0.0, []
         resolver_files = files[:max(1, args.resolver_rows // FILE_ROWS)]
         for _ in range(args.repeats):
             with one_core():
                 rate, cpu_us = resolver_rate(resolver_files, profile, 1)
+                decode = min(decode, decode_cost(resolver_files, profile))
             resolver, resolver_cpu = max(resolver, rate), min(resolver_cpu, cpu_us)
             everywhere = max(everywhere, resolver_on_every_core(resolver_files, profile, args.cpus))
             jobs.append(job_run(files, profile, args.cpus, args.shard_rows, args.write_records))
@@ -358,6 +328,8 @@ def main() -> None:
         job_cpu = sum(cpu.values()) if cpu else float("nan")
         print(f"  resolver alone, one core: {resolver:,.0f} captions/s, {resolver_cpu:.2f} CPU µs per caption "
               f"(best of {args.repeats})")
+        print(f"  reading the job's columns alone, one core: {decode:.2f} CPU µs per caption: a job reading this input "
+              f"keeps at most {resolver_cpu / (resolver_cpu + decode):.2f} of this resolver")
         print(f"  resolver alone on {args.cpus} cores at once (a process each, no job): {everywhere:,.0f} captions/s per core")
         print(f"  job on local Ray, {args.cpus} CPUs, {job['shards']} shards: steady state {job['steady_per_core']:,.0f} "
               f"captions/s per core (runs: {runs}); wall {job['wall_s']:.1f} s, Ray start-up {job['ray_init_s']:.1f} s, "
@@ -367,12 +339,14 @@ def main() -> None:
         print(f"  steady-state CPU per caption: workers {cpu.get('workers', 0):.2f} µs, Ray's own processes "
               f"{cpu.get('ray', 0):.2f} µs, driver {cpu.get('driver', 0):.2f} µs; peak RSS driver {job['rss_driver_mib']:,.0f} "
               f"MiB, Ray {job['rss_ray_mib']:,.0f} MiB; spilled {job['spilled_mib']:.0f} MiB")
-        summary.append((profile, resolver, job["steady_per_core"], resolver_cpu, job_cpu, everywhere))
+        summary.append((profile, resolver, job["steady_per_core"], resolver_cpu, job_cpu, decode, everywhere))
     print(f"\n{'profile':10} {'resolver alone /s':>18} {'job steady /core':>17} {'job / resolver':>15} "
-          f"{'CPU µs/caption: resolver':>25} {'job':>5} {'ratio':>6} {'resolver, every core /core':>27} {'job / it':>9}")
-    for profile, resolver, job, resolver_cpu, job_cpu, everywhere in summary:
+          f"{'CPU µs/caption: resolver':>25} {'job':>5} {'ratio':>6} {'decode':>7} {'bound':>6} "
+          f"{'resolver, every core /core':>27} {'job / it':>9}")
+    for profile, resolver, job, resolver_cpu, job_cpu, decode, everywhere in summary:
         print(f"{profile:10} {resolver:>18,.0f} {job:>17,.0f} {job / resolver:>15.2f} {resolver_cpu:>25.2f} {job_cpu:>5.2f} "
-              f"{resolver_cpu / job_cpu:>6.2f} {everywhere:>27,.0f} {job / everywhere:>9.2f}")
+              f"{resolver_cpu / job_cpu:>6.2f} {decode:>7.2f} {resolver_cpu / (resolver_cpu + decode):>6.2f} "
+              f"{everywhere:>27,.0f} {job / everywhere:>9.2f}")
 
 
 if __name__ == "__main__":

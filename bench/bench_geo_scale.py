@@ -7,7 +7,8 @@ url, text; zstd Parquet, 250k-row row groups), written where missing (100M rows:
 4 GB) and deleted afterwards unless ``--keep``. Each size (millions of rows) runs the job over the
 first files on a fresh local Ray and prints: steady-state captions/s per core, wall and scan
 time, time from the command's start to its first progress line, peak resident memory of the
-driver and of Ray's processes (raylet, object store, workers), and the object-store spill; and the
+driver and of Ray's processes (raylet, object store, workers; each process's own peak, summed: an
+upper bound of their peak together), and the object-store spill; and the
 steady state's captions per CPU second of all the job's processes, which neighbours' load moves
 less than the wall-clock rate (the load average is printed beside each size). Then the
 checks issue 22 asks for: peak RSS within 20% and per-core rate within 10% from the second size

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from audit.landscape.mpd import mpd_exact, mpd_sampled
-from bench.common import PeakRSS, pin_one_core
+from bench.common import ProcessWatch, pin_one_core
 
 
 def main() -> None:
@@ -26,7 +26,7 @@ def main() -> None:
     pin_one_core()
     rng = np.random.default_rng(2026)
     pts = np.column_stack([rng.beta(3, 1, args.n), rng.beta(1, 2, args.n)])
-    with PeakRSS() as mem:
+    with ProcessWatch() as mem:
         t = time.perf_counter()
         exact = mpd_exact(pts)
         dt = time.perf_counter() - t

@@ -4,7 +4,7 @@
 
 Each rate is the best of ``--repeats`` runs (the per-caption regex baseline: one run).
 
-Prints captions/s for each lexicon profile's batch resolver (Arrow normalization + ahocorasick-rs
+Prints captions/s for each lexicon profile's batch resolver (normalization in one compiled pass + ahocorasick-rs
 scans of the batch buffers), a plain per-caption regex-alternation resolver over the ``paper``
 lexicon, and geotext (a peer users pick; different lexicon, so only its speed is comparable), with
 ratios, on two corpora: ordinary captions (the shipped COCO + CC3M, repeated and shuffled) and

@@ -1,4 +1,4 @@
-"""Shared pieces of the bench scripts: real captions (and corpora of them), one-core pinning, peak-memory sampling."""
+"""Shared pieces of the bench scripts: real captions (and corpora of them), one-core pinning, CPU and peak-memory readings."""
 from __future__ import annotations
 
 import os
@@ -80,42 +80,96 @@ def one_core() -> Iterator[None]:
         pa.set_io_thread_count(io_threads)
 
 
-class PeakRSS:
-    """Peak resident memory of this process and all its descendants (Ray workers included).
+class ProcessWatch:
+    """CPU seconds and peak resident memory of this process and its descendants (a local Ray's raylet,
+    GCS, object store and workers), read from the kernel by one thread once a second.
 
-    ``peak``: of all of them together; ``driver``: of this process alone; ``others``: of its
-    descendants together (a local Ray's raylet, GCS, object store and workers), each a peak of its own.
+    Why so seldom: the bench shares the cores it measures. Walking every process of the machine ten
+    times a second (``psutil``'s ``children(recursive=True)`` reads every ``/proc/*/stat``) cost ~5 ms a
+    sample, 5% of a core on the 2-core machine class, charged to the driver and taken from the workers.
+    The peaks need no fast sampling: the kernel keeps each process's own high-water mark (``VmHWM``);
+    descendants are looked for every ``rescan_s`` and processes already found are read directly.
+
+    ``driver``: this process's peak; ``others``: the sum of its descendants' peaks (each its own, so an
+    upper bound of their simultaneous peak); ``peak``: both together. ``samples``: (monotonic time,
+    CPU seconds of this process, of Ray's workers (``ray::`` processes), of Ray's own processes),
+    exited processes counted with their last reading.
     """
 
-    def __init__(self, interval_s: float = 0.1):
-        self.interval_s, self.peak, self.driver, self.others = interval_s, 0, 0, 0
+    def __init__(self, interval_s: float = 1.0, rescan_s: float = 5.0):
+        self.interval_s, self.rescan_s = interval_s, rescan_s
+        self.driver = self.others = self.peak = 0  # bytes, set when the watch ends
+        self.samples: list[tuple[float, float, float, float]] = []
+        self._me = psutil.Process()
+        self._procs: dict[int, tuple[psutil.Process, str]] = {}  # pid -> (process, "workers" | "ray")
+        self._last: dict[int, tuple[str, float, int]] = {}  # pid -> (kind, CPU seconds, peak RSS bytes)
+        self._scanned = float("-inf")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _sample(self) -> tuple[int, int]:
-        me = psutil.Process()
-        driver, others = me.memory_info().rss, 0
-        for p in me.children(recursive=True):
+    def sample(self) -> None:
+        now = time.monotonic()
+        if now - self._scanned >= self.rescan_s:
+            self._scanned = now
+            for p in self._me.children(recursive=True):
+                if p.pid not in self._procs:
+                    try:
+                        kind = "workers" if " ".join(p.cmdline()[:1]).startswith("ray::") else "ray"
+                    except psutil.Error:
+                        continue
+                    self._procs[p.pid] = (p, kind)
+        for pid, (p, kind) in list(self._procs.items()):
             try:
-                others += p.memory_info().rss
+                cpu = p.cpu_times()
+                self._last[pid] = (kind, cpu.user + cpu.system, max(_peak_rss(p), self._last.get(pid, ("", 0, 0))[2]))
             except psutil.Error:
-                pass
-        return driver, others
+                del self._procs[pid]  # exited: its last reading stays in _last
+        own = self._me.cpu_times()
+        totals = {"workers": 0.0, "ray": 0.0}
+        for kind, seconds, _ in self._last.values():
+            totals[kind] += seconds
+        self.samples.append((now, own.user + own.system, totals["workers"], totals["ray"]))
+
+    def cpu_between(self, start: float, stop: float) -> dict[str, float]:
+        """CPU seconds of each kind spent between two monotonic times (linear between samples)."""
+        t = np.array([s[0] for s in self.samples])
+        return {kind: float(np.interp(stop, t, [s[i] for s in self.samples]) - np.interp(start, t, [s[i] for s in self.samples]))
+                for i, kind in ((1, "driver"), (2, "workers"), (3, "ray"))}
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            driver, others = self._sample()
-            self.peak = max(self.peak, driver + others)
-            self.driver, self.others = max(self.driver, driver), max(self.others, others)
-            time.sleep(self.interval_s)
+        while True:
+            self.sample()
+            if self._stop.wait(self.interval_s):
+                return
 
-    def __enter__(self) -> PeakRSS:
+    def __enter__(self) -> ProcessWatch:
+        try:  # this process's peak counts from here: an earlier phase of the same bench is not this one's
+            with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+                fh.write("5")
+        except OSError:
+            pass
         self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+        self.sample()
+        self.driver = _peak_rss(self._me)
+        self.others = sum(peak for _, _, peak in self._last.values())
+        self.peak = self.driver + self.others
+
+
+def _peak_rss(p: psutil.Process) -> int:
+    """A process's own peak resident memory (Linux ``VmHWM``; elsewhere its current RSS)."""
+    try:
+        with open(f"/proc/{p.pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return p.memory_info().rss
 
 
 def random_llama(config, device: str, dtype):

@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 
 from audit.contamination.plan import Decoding, ModelRoles, PlanConfig
 from audit.contamination.prompts import PromptSet
+from audit.mcqa.items import mcqa_items
 from bench.common import random_llama
 from connectors.models.batches import generate_prompt_batch
 from jobs.common.manifest import StageTimer
@@ -135,7 +136,9 @@ def main() -> None:
     def generate(calls):
         return generate_prompt_batch(backend, call_rows(calls))
 
-    done = run_models(questions(n, args.stem_words), [ModelRoles("random-llama")], PromptSet.shipped(), plan, generate, timer)
+    items, rejected = mcqa_items(questions(n, args.stem_words))  # run_models takes items, not rows
+    assert not rejected, rejected
+    done = run_models(items, [ModelRoles("random-llama")], PromptSet.shipped(), plan, generate, timer)
     routers_s, workers_s = timer.seconds["routers_s"], timer.seconds["workers_s"]
     print(f"n = {n} questions, M = {args.max_routers}, nested design: planned {done.plan.counts()}")
     report("routers", done.routers, routers_s)

@@ -53,11 +53,13 @@ def repair_text(text: str) -> str:
     return _RUNS.sub(fix, text)
 
 
-def repair_mojibake(texts: pa.Array) -> tuple[pa.Array, int]:
-    """(texts with mojibake repaired, number of records changed). Nulls stay null."""
+def repair_mojibake(texts: pa.Array, non_ascii: pa.BooleanArray | None = None) -> tuple[pa.Array, int]:
+    """(texts with mojibake repaired, number of records changed). Nulls stay null. ``non_ascii``:
+    which records hold non-ASCII text, when the caller knows already (the repair never makes one ASCII)."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    non_ascii = pc.fill_null(pc.invert(pc.string_is_ascii(texts)), False)
+    if non_ascii is None:
+        non_ascii = pc.fill_null(pc.invert(pc.string_is_ascii(texts)), False)
     if not pc.any(non_ascii).as_py():
         return texts, 0  # mojibake is never ASCII: most batches stop here
     rows = pc.indices_nonzero(non_ascii)  # only those records are searched

@@ -1,7 +1,9 @@
 """Text normalization shared by the lexicon and the resolver.
 
-Aliases and captions go through the *same* Arrow kernels, so an alias matches a caption exactly
-when their normalized forms line up; there is no second, hand-written normalizer to drift.
+Aliases and captions go through the *same* functions, so an alias matches a caption exactly when
+their normalized forms line up. The definition is Arrow's Unicode kernels (``_normalize_kernels``);
+what runs is a path tested equal to it: those kernels for the records holding non-ASCII text, then
+one compiled pass over the bytes of every record (``audit.geo.normalize_kernel``).
 
 Normalized form: Unicode NFKC, lower case, every run of characters that is not a letter, mark or
 digit replaced by a *double* space, and a double space added at both ends. The double space is what
@@ -22,33 +24,43 @@ _NON_WORD = r"[^\p{L}\p{M}\p{N}]+"
 _NON_WORD_NON_ASCII = r"[^\x00-\x7f\p{L}\p{M}\p{N}]"
 
 # ASCII is NFKC-invariant and its letters and digits are its only \p{L}\p{M}\p{N} characters, so once a
-# record's non-ASCII separators are spaces (all of them already, in plain ASCII), one byte translation
-# (lower-case; every other ASCII byte → a space) and Arrow's whitespace split and join give the same
-# result as RE2's replace, at about half its cost per caption (RE2 was most of the resolver's time).
-_ASCII_LOWER = bytes(ord(chr(b).lower()) if chr(b).isalnum() else 32 for b in range(128)) + bytes(range(128, 256))
-_ASCII_CASED = bytes(b if chr(b).isalnum() else 32 for b in range(128)) + bytes(range(128, 256))
+# record's non-ASCII separators are spaces (all of them already, in plain ASCII), one byte table
+# (lower-case; every other ASCII byte → a space) and one separator per run of spaces give the same
+# result as RE2's replace, at a small fraction of its cost per caption (RE2 was most of the resolver's time).
+_ASCII_LOWER_TABLE = np.array([ord(chr(b).lower()) if chr(b).isalnum() else 32 for b in range(128)] + list(range(128, 256)), np.uint8)
+_ASCII_CASED_TABLE = np.array([b if chr(b).isalnum() else 32 for b in range(128)] + list(range(128, 256)), np.uint8)
 
 
-def normalize_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
+def normalize_array(texts: pa.Array | pa.ChunkedArray, non_ascii: pa.BooleanArray | None = None) -> pa.Array:
     """Normalize a string array (nulls stay null). Vectorised: NFKC, lower-casing and one regex for the
-    records holding non-ASCII text, then one byte table and a whitespace split/join for all; no Python loop."""
-    return _normalize(texts, lower=True, is_nfkc=False)
+    records holding non-ASCII text, then one compiled pass over the bytes of all; no Python loop.
+    ``non_ascii``: which records hold non-ASCII text, when the caller knows already (``non_ascii_rows``;
+    any superset is exact too, only slower)."""
+    return _normalize(texts, lower=True, is_nfkc=False, non_ascii=non_ascii)
 
 
-def normalize_cased_array(texts: pa.Array | pa.ChunkedArray, is_nfkc: bool = False) -> pa.Array:
+def normalize_cased_array(texts: pa.Array | pa.ChunkedArray, is_nfkc: bool = False,
+                          non_ascii: pa.BooleanArray | None = None) -> pa.Array:
     """``normalize_array`` without the lower-casing: same separators, same byte offsets wherever
     lower-casing keeps a character's length (every ASCII and almost every other letter), so the
     resolver can see whether a name it matched was written with capitals. ``is_nfkc``: the texts
     are NFKC already (the resolver normalizes once for this and the address patterns)."""
-    return _normalize(texts, lower=False, is_nfkc=is_nfkc)
+    return _normalize(texts, lower=False, is_nfkc=is_nfkc, non_ascii=non_ascii)
 
 
-def _normalize(texts: pa.Array | pa.ChunkedArray, lower: bool, is_nfkc: bool) -> pa.Array:
+def non_ascii_rows(texts: pa.Array) -> pa.BooleanArray:
+    """Which records hold a non-ASCII character (null records: False). Computed once by the resolver
+    for the mojibake check and the normalizer, each of which would otherwise read every byte for it."""
+    return pc.fill_null(pc.invert(pc.string_is_ascii(texts)), False)
+
+
+def _normalize(texts: pa.Array | pa.ChunkedArray, lower: bool, is_nfkc: bool, non_ascii: pa.BooleanArray | None) -> pa.Array:
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     if texts.type != pa.string() or len(texts) == 0:
         return _normalize_kernels(texts, lower, is_nfkc)
-    non_ascii = pc.fill_null(pc.invert(pc.string_is_ascii(texts)), False)
+    if non_ascii is None:
+        non_ascii = non_ascii_rows(texts)
     if pc.any(non_ascii).as_py():
         # The records holding non-ASCII text get the definition's Unicode steps up to the separators
         # (NFKC, lower case) and have each non-ASCII non-word character made a space; after that
@@ -75,18 +87,18 @@ def _normalize_ascii(texts: pa.StringArray, lower: bool) -> pa.StringArray:
     """``_normalize_kernels`` exact for every record whose non-word characters are all ASCII (and
     that needs no NFKC or lower-casing beyond ASCII): one byte table lower-cases ASCII letters and
     makes every other ASCII byte that is no letter or digit a space (bytes of multi-byte characters
-    are left alone); a run of spaces is one separator to the whitespace split, and a leading or
-    trailing run leaves an empty token, so the join puts ``SEP`` where the regex puts it."""
+    are left alone), and each run of spaces becomes one ``SEP``, a leading or trailing run included,
+    which is where the regex puts one; ``SEP`` at both ends. One compiled pass over the bytes
+    (``audit.geo.normalize_kernel``); nulls stay null."""
+    from audit.geo.normalize_kernel import normalize_bytes  # numba: loaded where captions are normalized, not by every importer
+
     n = len(texts)
     offsets_buf, data_buf = texts.buffers()[1:3]
     offsets = np.frombuffer(offsets_buf, dtype=np.int32, count=n + 1, offset=texts.offset * 4)
-    first, last = int(offsets[0]), int(offsets[-1])
-    data = data_buf.slice(first, last - first).to_pybytes() if data_buf is not None else b""
-    spaced = pa.StringArray.from_buffers(n, pa.py_buffer(offsets - np.int32(first)),
-                                         pa.py_buffer(data.translate(_ASCII_LOWER if lower else _ASCII_CASED)),
-                                         texts.is_valid().buffers()[1] if texts.null_count else None, texts.null_count)
-    joined = pc.binary_join(pc.ascii_split_whitespace(spaced), SEP)
-    return pc.binary_join_element_wise(SEP, joined, SEP, "")
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size else np.zeros(1, np.uint8)
+    out, out_offsets = normalize_bytes(data, offsets, _ASCII_LOWER_TABLE if lower else _ASCII_CASED_TABLE)
+    validity = texts.is_valid().buffers()[1] if texts.null_count else None
+    return pa.StringArray.from_buffers(n, pa.py_buffer(out_offsets), pa.py_buffer(out), validity, texts.null_count)
 
 
 def alias_norms(values: list[str | None]) -> list[str]:

@@ -1,6 +1,6 @@
 """Deterministic country resolution of caption text, a whole Arrow batch at a time.
 
-The batch is repaired (mojibake), normalized with Arrow kernels, and scanned by Aho–Corasick automata
+The batch is repaired (mojibake), normalized (``audit.geo.normalize``), and scanned by Aho–Corasick automata
 (ahocorasick-rs, chosen by measurement in bench/bench_resolver.py) over the Arrow UTF-8 data buffers in
 place, leftmost-longest and non-overlapping, so no Python string is made per record. Names that
 match in any case are searched in the lower-cased text; names that count only when capitalised
@@ -45,7 +45,7 @@ from audit.geo.evidence import (
 )
 from audit.geo.lexicon import GAZETTEER_MATCH_TYPES, MATCH_WEIGHTS
 from audit.geo.mojibake import repair_mojibake
-from audit.geo.normalize import normalize_array, normalize_cased_array
+from audit.geo.normalize import non_ascii_rows, normalize_array, normalize_cased_array
 from audit.geo.patterns import compile_patterns
 
 OUTCOMES = ("single_country", "weighted_majority", "ambiguous", "unresolved")
@@ -150,17 +150,20 @@ class CountryResolver:
         if texts.type == pa.large_string():
             texts = texts.cast(pa.string())
         repaired = 0
+        # which records hold non-ASCII text: read once for the mojibake check and the normalizer (a superset
+        # after NFKC, which can only make a record ASCII, and after the repair, which never does)
+        non_ascii = non_ascii_rows(texts) if texts.type == pa.string() else None
         if self.repair:
-            texts, repaired = repair_mojibake(texts)
+            texts, repaired = repair_mojibake(texts, non_ascii)
         nfkc = pc.utf8_normalize(pc.fill_null(texts, ""), "NFKC") if self._needs_case or self.addresses else None
         if self._needs_case:
             # one separator pass: the lower-cased text is the cased one lower-cased (same kernels,
             # same result: lower-casing maps letters to letters and leaves separators alone)
-            cased = _plain(normalize_cased_array(nfkc, is_nfkc=True))
+            cased = _plain(normalize_cased_array(nfkc, is_nfkc=True, non_ascii=non_ascii))
             norm = _plain(pc.utf8_lower(cased))
         else:
             cased = None
-            norm = _plain(pc.fill_null(normalize_array(texts), ""))
+            norm = _plain(pc.fill_null(normalize_array(texts, non_ascii), ""))
         n = len(norm)
         offsets = np.frombuffer(norm.buffers()[1], dtype=np.int32, count=n + 1, offset=norm.offset * 4)
         base = int(offsets[0])

@@ -60,7 +60,10 @@ def _count(batch: pa.RecordBatch, report: ReadReport) -> None:
 
 
 def _flat(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    """One array; a column of one chunk (every batch a reader yields) is that chunk, not a copy."""
+    if isinstance(arr, pa.ChunkedArray):
+        return arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    return arr
 
 
 def _is_text(kind: pa.DataType) -> bool:

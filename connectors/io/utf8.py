@@ -22,11 +22,44 @@ def _as_string_view(arr: pa.Array) -> pa.Array:
 
 
 def _is_valid(arr: pa.Array) -> bool:
+    return _whole_buffer_valid(arr) or _validates(arr)
+
+
+def _validates(arr: pa.Array) -> bool:
     try:
         arr.validate(full=True)
     except pa.ArrowInvalid:
         return False
     return True
+
+
+def _whole_buffer_valid(arr: pa.Array) -> bool:
+    """A sufficient check, about a third cheaper than Arrow's value-by-value one on captions: the
+    values' bytes as *one* string are valid UTF-8, and no non-empty value starts with a continuation
+    byte. Then every value is whole characters: it starts where a character starts, and ends where
+    the next non-empty value (or the data) starts, which is also a character start. False means
+    "not shown", never "invalid": Arrow's own check decides then (a null slot may hold any bytes)."""
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) or len(arr) == 0:
+        return False
+    width = 8 if pa.types.is_large_string(arr.type) else 4
+    offsets_buf, data_buf = arr.buffers()[1:3]
+    if offsets_buf is None or offsets_buf.size < (arr.offset + len(arr) + 1) * width:
+        return False
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64 if width == 8 else np.int32, count=len(arr) + 1, offset=arr.offset * width)
+    start, end = int(offsets[0]), int(offsets[-1])
+    size = data_buf.size if data_buf is not None else 0
+    lengths = np.diff(offsets)
+    if start < 0 or end > size or lengths.min() < 0:
+        return False
+    if start == end:
+        return True
+    data = np.frombuffer(data_buf, dtype=np.uint8, count=end)
+    firsts = offsets[:-1][lengths > 0]
+    if (data[firsts] & 0xC0 == 0x80).any():
+        return False
+    bounds = np.array([start, end], dtype=np.int64 if width == 8 else np.int32)
+    whole = (pa.LargeStringArray if width == 8 else pa.StringArray).from_buffers(1, pa.py_buffer(bounds), data_buf)
+    return _validates(whole)
 
 
 def _bad_positions(arr: pa.Array, offset: int, out: list[int]) -> None:

@@ -57,6 +57,7 @@ class GeoTask(ShardTask):
 
     def setup(self) -> None:
         self.stage = GeoStage(self.entries, self.with_records, self.min_evidence, self.repair_mojibake)
+        self.stage.warm_up()
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
         spec = self.specs[shard.input]

@@ -38,6 +38,16 @@ def test_invalid_rows_match_the_decoder_on_random_mixes():
             assert strings.to_pylist() == kept and (bad is None) == (not expected.any())
 
 
+def test_characters_split_between_values_are_invalid_in_each():
+    """Bytes valid only together ("ü" cut between two values, empty and null values between) are
+    invalid in both values: the cheap whole-buffer check must not take them for valid."""
+    values = [b"a\xc3", b"\xbcb", b"ok", b"x\xe6\x9d", b"", None, b"\xb1y", "東".encode()]
+    for kind in (pa.binary(), pa.large_binary()):
+        for arr in (pa.array(values, kind), pa.array([b"pad", *values], kind).slice(1)):
+            mask = invalid_rows(arr)
+            assert mask is not None and np.array_equal(mask, python_mask(values))
+
+
 def test_a_clean_array_is_checked_once_and_returned_as_is():
     arr = pa.array(["a", "b", None])
     strings, bad = valid_strings(arr)
