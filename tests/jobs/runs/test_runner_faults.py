@@ -108,7 +108,7 @@ def test_a_worker_killed_mid_scan_changes_nothing(ray_local, tmp_path):
 
 
 DRIVER = textwrap.dedent("""
-    import os, sys, time, uuid
+    import os, signal, sys, time, uuid
     from pathlib import Path
     from pydantic import BaseModel
     from jobs.common.config import RunOptions
@@ -129,6 +129,9 @@ DRIVER = textwrap.dedent("""
     class Cfg(BaseModel):
         shards: int = 8
 
+    # Ctrl-C as a driver started from a terminal takes it: a test run started in the background by a
+    # non-interactive shell (`scripts/test &`) hands its children SIGINT ignored, and Python keeps that.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     out, calls, resume = sys.argv[1], sys.argv[2], sys.argv[3] == "resume"
     shards = [Shard(f"s{i:02d}", "range", f"range:{i}", {"n": 1000 + i}, 1000 + i) for i in range(12)]
     with JobRun("slow", Cfg(), RunOptions(out=out, run_id="r1", resume=resume, num_cpus=2), {"k": 12}, seed=None) as job:
