@@ -16,6 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from audit.geo.normalize import non_ascii_rows
+
 # cp1252's characters for the bytes 0x80–0x9F (five are undefined and decode as C1 controls in Latin-1).
 _CP1252_HIGH = "€\x81‚ƒ„…†‡ˆ‰Š‹Œ\x8dŽ\x8f\x90‘’“”•–—˜™š›œ\x9džŸ"
 _CONT = "\u00a0-\u00bf" + "".join(sorted(set(_CP1252_HIGH)))  # what a continuation byte 0x80–0xBF looks like
@@ -59,7 +61,7 @@ def repair_mojibake(texts: pa.Array, non_ascii: pa.BooleanArray | None = None) -
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     if non_ascii is None:
-        non_ascii = pc.fill_null(pc.invert(pc.string_is_ascii(texts)), False)
+        non_ascii = non_ascii_rows(texts)
     if not pc.any(non_ascii).as_py():
         return texts, 0  # mojibake is never ASCII: most batches stop here
     rows = pc.indices_nonzero(non_ascii)  # only those records are searched
