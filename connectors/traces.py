@@ -29,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import yaml
 
+from audit.safe_yaml import load_yaml
 from audit.traces.rubric import RubricStep
 from connectors.coreset.predictions import Predictions
 from connectors.coreset.targets import (
@@ -117,7 +118,7 @@ def read_rubric(path: str) -> Rubric:
     with ref.open() as fh:
         text = fh.read().decode("utf-8")
     try:
-        data = json.loads(text) if ref.url.lower().endswith(".json") else yaml.safe_load(text)
+        data = json.loads(text) if ref.url.lower().endswith(".json") else load_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as err:
         raise TargetError(f"{ref.url}: not valid {'JSON' if ref.url.lower().endswith('.json') else 'YAML'} ({err})") from err
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list) or not data["steps"]:

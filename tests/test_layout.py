@@ -85,7 +85,7 @@ SERVES = {
     "connectors.traces": {"audit.traces", "audit.coreset"}, "connectors.scorers": {"audit.scoring"},
     "connectors.docs": {"audit.docs"}, "connectors.models": {"audit.mcqa"},
 }
-SHARED_AUDIT = {"audit.stats"}
+SHARED_AUDIT = {"audit.stats", "audit.safe_yaml"}  # the one YAML loader (no aliases) every reader shares
 
 
 def test_no_connector_imports_an_audit_it_does_not_serve():

@@ -28,6 +28,8 @@ from typing import Any
 
 import yaml
 
+from audit.safe_yaml import load_yaml
+
 PLACEHOLDER = re.compile(
     r"^\s*(\[?\s*(more information needed|needs more information|n/?a|tbd|todo|to be added|none)\s*\]?\.?)?\s*$",
     re.IGNORECASE,
@@ -151,7 +153,7 @@ def parse_hf_card(text: str, source: str) -> Document:
             raise DocumentError(f"{source}: YAML front matter opened on line 1 is never closed with '---'",
                                 "malformed_front_matter") from None
         try:
-            metadata = yaml.safe_load("\n".join(lines[1:end])) or {}
+            metadata = load_yaml("\n".join(lines[1:end])) or {}
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f"line {mark.line + 2}" if mark is not None else f"lines 2-{end}"

@@ -4,12 +4,14 @@ from __future__ import annotations
 import fsspec
 import yaml
 
+from audit.safe_yaml import load_yaml
+
 
 def read_yaml_list(path: str, what: str) -> list[dict]:
     """A YAML list of mappings; malformed YAML is an error naming the file and line."""
     try:
         with fsspec.open(path, "r", encoding="utf-8") as fh:
-            entries = yaml.safe_load(fh)
+            entries = load_yaml(fh)
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
     except yaml.YAMLError as err:

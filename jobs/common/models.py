@@ -94,9 +94,11 @@ def read_model_settings(value: object) -> object:
     import fsspec
     import yaml
 
+    from audit.safe_yaml import load_yaml
+
     try:
         with fsspec.open(value, "r", encoding="utf-8") as fh:
-            found = yaml.safe_load(fh)
+            found = load_yaml(fh)
     except FileNotFoundError:
         raise ValueError(f"{value}: no such file (expected inline JSON or a JSON/YAML file)") from None
     except yaml.YAMLError as exc:
@@ -144,9 +146,14 @@ def response_cache_root(cache: str | None, out: str) -> str:
     landscape and a contamination run of the same model share the answers they have in common."""
     import os
 
+    from connectors.runs.output import refuse_links
     from connectors.runs.rundir import join
 
-    return cache or join(out if "://" in out else os.path.abspath(out), "_cache", "models")
+    if cache:
+        return cache
+    root = out if "://" in out else os.path.abspath(out)
+    refuse_links(root, join(root, "_cache", "models"))  # a planted <out>/_cache link would take the answers elsewhere
+    return join(root, "_cache", "models")
 
 
 def _resources(stage: ModelStage) -> tuple[float, float, int]:

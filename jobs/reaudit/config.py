@@ -90,13 +90,15 @@ def read_plan(url: str) -> tuple[ReauditPlan, bytes]:
     import fsspec
     import yaml
 
+    from audit.safe_yaml import load_yaml
+
     try:
         with fsspec.open(url, "rb") as fh:
             raw = fh.read()
     except (OSError, ValueError) as exc:
         raise ConfigError(f"--plan {url}: cannot read it ({exc})") from None
     try:
-        data = yaml.safe_load(raw)
+        data = load_yaml(raw)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""

@@ -30,6 +30,7 @@ from urllib.parse import urlparse
 import fsspec
 import yaml
 
+from audit.safe_yaml import load_yaml
 from connectors.runs.rundir import is_local, join, new_run_id
 from connectors.runs.store import get_run, store_of
 from jobs.common.config import ConfigError, RunOptions
@@ -131,9 +132,11 @@ def _runtime_env(cfg: SubmitOptions) -> dict:
         raise ConfigError("--extras applies to the generated runtime env; with --runtime-env, list the packages in its pip")
     try:
         with open(cfg.runtime_env, encoding="utf-8") as fh:
-            env = yaml.safe_load(fh) or {}
+            env = load_yaml(fh) or {}
     except OSError as exc:
         raise ConfigError(f"--runtime-env {cfg.runtime_env}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--runtime-env {cfg.runtime_env}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
     if not isinstance(env, dict):
         raise ConfigError(f"--runtime-env {cfg.runtime_env}: expected a mapping (working_dir, pip, env_vars ...)")
     wd = env.get("working_dir")

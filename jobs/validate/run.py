@@ -36,9 +36,11 @@ def run(cfg: ValidateConfig, opts: RunOptions) -> str:
         import fsspec
         import yaml
 
+        from audit.safe_yaml import load_yaml
+
         try:
             with fsspec.open(cfg.file, "r", encoding="utf-8") as fh:
-                kind = kind_of(yaml.safe_load(fh), cfg.file)
+                kind = kind_of(load_yaml(fh), cfg.file)
         except FileNotFoundError:
             raise ConfigError(f"{cfg.file}: no such file") from None
         except yaml.YAMLError as exc:
