@@ -24,6 +24,7 @@ from audit.geo.lexicon import (
     apply_edits,
 )
 from audit.geo.profiles import build_lexicon
+from connectors.io.markup import csv_frame
 
 _PROFILE_KEY, _VERSION_KEY = b"benchaudit.lexicon.profile", b"benchaudit.lexicon.version"
 
@@ -99,8 +100,8 @@ def export_lexicon(lexicon: Lexicon, to: str, rejected_to: str | None = None,
     if to.endswith(".parquet"):
         save_lexicon(lexicon, to)
     else:
-        lexicon.entries.to_pandas().to_csv(to, index=False)
+        csv_frame(lexicon.entries.to_pandas()).to_csv(to, index=False)
     if rejected_to:
         rejected = lexicon.rejected if not lexicon.rejected.empty else \
             build_lexicon(LexiconConfig(profile=lexicon.profile), on_stage).rejected
-        rejected.to_csv(rejected_to, index=False)
+        csv_frame(rejected).to_csv(rejected_to, index=False)

@@ -22,6 +22,7 @@ from audit.docs.criteria import RULES, assess_document, evidence_table, proposal
 from audit.docs.summary import ALL_CRITERIA, criteria_summary
 from connectors.docs import find_documents, read_document, read_reviewer_scores
 from connectors.io.fs import fingerprint
+from connectors.io.markup import csv_frame
 from connectors.io.read_report import ReadReport
 from connectors.runs.tables import input_root, relative_source
 from jobs.common.config import RunOptions
@@ -159,7 +160,7 @@ def run(cfg: DocsConfig, opts: RunOptions) -> str:
                 {"level": "int64"}))
             job.write_table("proposals", proposals)
             if not proposals.empty:
-                job.write_text("proposed_scores.csv", reviewer_sheet(proposals, cfg.criteria).to_csv(index=False))
+                job.write_text("proposed_scores.csv", csv_frame(reviewer_sheet(proposals, cfg.criteria)).to_csv(index=False))
             sheets = [] if proposals.empty else ["proposed_scores.csv"]
             job.write_text("report.html", render_docs_report(summary, job.report_info(*sheets)))
         by_reason = {**scan.skipped(), **({"unreadable_document": len(scan.failed)} if scan.failed else {})}

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from audit.landscape.prompts import McqaTemplate, load_template
 from audit.landscape.structure import StructurePrompt, load_structure_prompt
+from connectors.io.markup import csv_frame
 from connectors.landscape.inputs import read_reference, read_review_labels, read_structure_prompt, read_template
 from connectors.models.batches import REPORT_COLUMN, merge_backend_reports
 from connectors.runs.tables import DATA_DIR, partition_segment
@@ -164,7 +165,7 @@ def _candidates_csv(flags: pd.DataFrame) -> str:
     shown["gold"] = shown["gold"].map(lambda g: "" if pd.isna(g) else "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[int(g)])
     cols = ["benchmark", "source_id", "n_models", "n_wrong", "question", "options", "gold",
             *(c for c in ("structure_label",) if c in shown), "review_label", "review_subtype", "review_note"]
-    return shown[cols].to_csv(index=False)
+    return csv_frame(shown[cols]).to_csv(index=False)
 
 
 def _candidates_table(flags: pd.DataFrame) -> pa.Table:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 
+from connectors.io.markup import md_text
 from jobs.common.summaries import headline
 
 SHOWN_IDS = 50  # item ids listed per input and kind in diff.md (all of them are in diff.json)
@@ -31,45 +32,49 @@ def summary_of(run_id: str, diff: dict) -> dict:
 
 
 def _ids(ids: list[str]) -> str:
-    shown = ", ".join(ids[:SHOWN_IDS])
+    shown = ", ".join(map(md_text, ids[:SHOWN_IDS]))
     return shown + (f" … (+{len(ids) - SHOWN_IDS})" if len(ids) > SHOWN_IDS else "")
 
 
 def render_diff(diff: dict) -> str:
-    """diff.md: what changed, what ran, and what moved, for people."""
+    """diff.md: what changed, what ran, and what moved, for people. Every value from the plan or the
+    inputs (names, ids, reasons, errors) goes through ``md_text``: it is shown, never rendered."""
     out = io.StringIO()
     w = out.write
-    w(f"# Re-audit {diff['plan']}: {diff['run_id']}" + (f" against {diff['base']}\n\n" if diff["base"] else " (first run)\n\n"))
+    w(f"# Re-audit {md_text(diff['plan'])}: {md_text(diff['run_id'])}"
+      + (f" against {md_text(diff['base'])}\n\n" if diff["base"] else " (first run)\n\n"))
     c = diff["counts"]
     w(f"{c['regressed']} regressed, {c['improved']} improved, {c['unchanged']} unchanged, {c['changed']} changed "
       "without a threshold.\n")
     for audit_id, a in diff["audits"].items():
-        w(f"\n## {audit_id} ({a['job']}): {a['action']}" + (f" -> {a['run_id']}" if a.get("run_id") else "") + "\n\n")
+        w(f"\n## {md_text(audit_id)} ({md_text(a['job'])}): {md_text(a['action'])}"
+          + (f" -> {md_text(a['run_id'])}" if a.get("run_id") else "") + "\n\n")
         if a["reasons"]:
-            w(f"Why: {'; '.join(a['reasons'])}.\n")
+            w(f"Why: {md_text('; '.join(a['reasons']))}.\n")
         if a.get("error"):
-            w(f"Error: {a['error']}\n")
+            w(f"Error: {md_text(a['error'])}\n")
         for name, ch in (a["items"] or {}).items():
             for kind in ("added", "removed", "changed"):
                 if ch[kind]:
-                    w(f"- {name}: {len(ch[kind])} item(s) {kind}: {_ids(ch[kind])}\n")
+                    w(f"- {md_text(name)}: {len(ch[kind])} item(s) {kind}: {_ids(ch[kind])}\n")
         for kind, names in (a["models"] or {}).items():
             if names:
-                w(f"- models {kind}: {', '.join(names)}\n")
+                w(f"- models {kind}: {', '.join(map(md_text, names))}\n")
         work = a.get("work") or {}
         if work.get("shards"):
             s = work["shards"]
             w(f"- shards: {s['resumed']} of {s['total']} reused, {s['run']} recomputed\n")
         for name, calls in (work.get("models") or {}).items():
             if calls:
-                w(f"- model {name}: {calls.get('cache_hits', 0)} answers from the cache, {calls.get('computed', 0)} computed\n")
+                w(f"- model {md_text(name)}: {calls.get('cache_hits', 0)} answers from the cache, {calls.get('computed', 0)} computed\n")
         rows = [m for m in diff["metrics"] if m["audit"] == audit_id and m["status"] != "unchanged"]
         if rows:
             w("\n| input | metric | old | new | delta | interval | status |\n|---|---|---|---|---|---|---|\n")
             for m in rows:
                 iv = "" if m["delta_low"] is None else f"[{m['delta_low']:.4g}, {m['delta_high']:.4g}]"
                 vals = ["" if m[k] is None else f"{m[k]:.4g}" for k in ("old", "new", "delta")]
-                w(f"| {m['input']} | {m['metric']} | {vals[0]} | {vals[1]} | {vals[2]} | {iv} | **{m['status']}** |\n")
+                w(f"| {md_text(m['input'])} | {md_text(m['metric'])} | {vals[0]} | {vals[1]} | {vals[2]} | {iv} "
+                  f"| **{md_text(m['status'])}** |\n")
     return out.getvalue()
 
 

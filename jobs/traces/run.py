@@ -17,6 +17,7 @@ from audit.stats.agreement import fleiss_kappa, pairwise_cohen_kappa, rating_cou
 from audit.traces.rubric import outcome_stratified_sample, rubric_passes, trace_audit
 from connectors.coreset.designs import read_design
 from connectors.coreset.predictions import PredictionColumns, read_all_predictions
+from connectors.io.markup import csv_frame
 from connectors.traces import Rubric, Traces, join_verdicts, read_ratings, read_rubric, read_traces
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
@@ -121,7 +122,7 @@ def run(cfg: TracesConfig, opts: RunOptions) -> str:
         with timer("write"):
             job.write_table("trace_audit", audit)
             job.write_table("sample", sample)
-            job.write_text("trace_sample.csv", sample.to_csv(index=False))  # the sheet people read and rate
+            job.write_text("trace_sample.csv", csv_frame(sample).to_csv(index=False))  # the sheet people read and rate
             if pairwise is not None:
                 job.write_table("agreement", pairwise)
             job.write_summary(summary)

@@ -1,0 +1,31 @@
+"""Data in files people open is shown, never run: Markdown renders it as the characters it holds,
+a spreadsheet shows a CSV cell as text instead of running it as a formula."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pandas as pd
+import pytest
+
+from connectors.io.markup import csv_cell, csv_frame, md_text
+
+FORGED = "tqa:0\n\n## FORGED\n| x | acc | 1 | 2 | 1 | | **improved** |\n<img src=x onerror=alert(1)>"
+
+
+def test_md_text_keeps_data_on_one_line_with_no_markup_left():
+    text = md_text(FORGED)
+    assert "\n" not in text and "<" not in text and ">" not in text
+    assert "|" not in text.replace("\\|", "") and "**" not in text and "\\#\\# FORGED" in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert md_text("[click](javascript:x) `code` _em_ ~~s~~ ![i](u)") == \
+        "\\[click\\](javascript:x) \\`code\\` \\_em\\_ \\~\\~s\\~\\~ \\!\\[i\\](u)"
+    assert md_text("tqa:0") == "tqa:0" and md_text(3) == "3"  # ordinary ids unchanged
+
+
+@pytest.mark.parametrize("cell", ["=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=1", "\r=1"])
+def test_a_cell_a_spreadsheet_would_run_is_written_as_text(cell):
+    assert csv_cell(cell) == "'" + cell
+    frame = pd.DataFrame({"id": [cell, "ok"], "n": [-1, 2], cell: ["x", "y"]})
+    rows = list(csv.reader(io.StringIO(csv_frame(frame).to_csv(index=False))))
+    assert rows[0] == ["id", "n", "'" + cell] and rows[1] == ["'" + cell, "-1", "x"] and rows[2] == ["ok", "2", "y"]
