@@ -12,6 +12,7 @@ otherwise attributed to the shard's input file -- the one file that is not the p
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -61,6 +62,35 @@ def check_run_root(out: str) -> None:
         raise RunRootError(f"--out {out}: bucket {bucket!r} refused these credentials ({_reason(exc)}); check the "
                            "store's credentials in the environment (AWS_ACCESS_KEY_ID, AWS_PROFILE, "
                            "GOOGLE_APPLICATION_CREDENTIALS ...): they must be allowed to list the bucket") from None
+
+
+class LinkedPathError(RunRootError):
+    """A folder or file under the run root that is a symbolic link: writes would land where it points."""
+
+
+def refuse_links(root: str, url: str) -> None:
+    """Fail, naming the link, when any folder or file from just below the run root ``root`` down to
+    ``url`` is a symbolic link (local runs; an object store has no links).
+
+    Why: the run never makes a link, so one in its path was planted or left over (``<out>/docs ->
+    /elsewhere``, in a run root shared by many people), and following it would write outside the
+    root. ``root`` itself may be a link: that is where the user chose to put runs.
+    """
+    fs, path = url_to_fs(url)
+    if not is_local(fs):
+        return
+    base = os.path.abspath(url_to_fs(root)[1])
+    rel = os.path.relpath(os.path.abspath(path), base)
+    if rel == os.curdir or rel.split(os.sep)[0] == os.pardir:
+        return
+    current = base
+    for part in rel.split(os.sep):
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            raise LinkedPathError(f"{current} is a symbolic link (to {os.readlink(current)}): a run writes nothing through "
+                                  f"a link it did not make; remove it, or choose another --out than {root}")
+        if not os.path.lexists(current):
+            return
 
 
 def _reason(exc: OSError) -> str:

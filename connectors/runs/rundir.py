@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
-from connectors.runs.output import check_run_root, is_local, make_dirs, naming_output
+from connectors.runs.output import check_run_root, is_local, make_dirs, naming_output, refuse_links
 from connectors.runs.paths import join_under as join
 from connectors.runs.paths import safe_name
 
@@ -160,6 +160,40 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _partials(fs, job_dir: str, local: bool) -> list[str]:
+    """Run ids of the unfinished runs: ``.<id>.partial`` folders, or (object store) prefixes without ``_SUCCESS``."""
+    _, job_path = url_to_fs(job_dir)
+    names = [posixpath.basename(p.rstrip("/")) for p in fs.ls(job_path, detail=False)] if fs.exists(job_path) else []
+    if local:
+        return sorted(n[1:-len(".partial")] for n in names if n.startswith(".") and n.endswith(".partial"))
+    return sorted(n for n in names if not n.startswith((".", "_")) and not is_complete(join(job_dir, n)))
+
+
+def resumable_run(out: str, job: str, run_id: str | None) -> str:
+    """The run ``--resume`` continues: ``run_id`` when it is unfinished under ``<out>/<job>``, else the
+    latest unfinished one; a ``RunDirError`` naming the runs there otherwise. Reads only the job's
+    folder listing, so a job can call it before planning or reading any input (``coreset build``
+    refuses an unknown id at once, not after reading the whole table)."""
+    if "://" not in out:
+        out = os.path.abspath(out)
+    safe_name(job, "job")
+    if run_id is not None:
+        safe_name(run_id, "--run-id")
+    fs, _ = url_to_fs(out)
+    local, job_dir = is_local(fs), join(out, job)
+    partials = _partials(fs, job_dir, local)
+    if run_id is None:
+        if not partials:
+            raise RunDirError(f"--resume: no unfinished run under {job_dir}")
+        return partials[-1]
+    if run_id not in partials:
+        if is_complete(join(job_dir, run_id)) or (local and fs.exists(url_to_fs(join(job_dir, run_id))[1])):
+            raise RunDirError(f"--resume: run {run_id} is already complete ({join(job_dir, run_id)})")
+        known = ", ".join(partials[-5:]) or "none"
+        raise RunDirError(f"--resume: no unfinished run {run_id!r} under {job_dir}; resumable runs: {known}")
+    return run_id
+
+
 class RunDir:
     """One run of one job, owned by this process until ``commit`` or ``release``.
 
@@ -179,10 +213,13 @@ class RunDir:
         self.local = is_local(self.fs)  # else an object store: no rename, the marker is written last
         self.job_dir = join(out, job)
         if resume:
-            run_id = self._resumable(run_id)
+            run_id = resumable_run(out, job, run_id)
         self.run_id = run_id or new_run_id()
         self.final = join(self.job_dir, self.run_id)
         self.partial = work_dir(out, job, self.run_id)
+        self.out = out
+        for url in (self.partial, self.final):
+            refuse_links(out, url)
         if is_complete(self.final) or (self.local and self.fs.exists(url_to_fs(self.final)[1])):
             raise RunDirError(f"run directory {self.final} already exists; choose another --run-id")
         exists = self.fs.exists(url_to_fs(self.partial)[1])
@@ -190,6 +227,7 @@ class RunDir:
             raise RunDirError(f"an unfinished run is at {self.partial}; pass --resume to continue it or choose another --run-id")
         self.resumed = exists
         if exists:
+            self._refuse_links_inside()
             self._lock()
             saved = read_json(self.path(CONFIG_FILE))
             if saved.get("config_hash") != config_hash:
@@ -207,27 +245,15 @@ class RunDir:
             self._remove_partial()
             raise
 
-    # -- resume -------------------------------------------------------------------------------
-    def _partials(self) -> list[str]:
-        """Run ids of the unfinished runs: ``.<id>.partial`` folders, or (object store) prefixes without ``_SUCCESS``."""
-        _, job_path = url_to_fs(self.job_dir)
-        names = [posixpath.basename(p.rstrip("/")) for p in self.fs.ls(job_path, detail=False)] if self.fs.exists(job_path) else []
-        if self.local:
-            return sorted(n[1:-len(".partial")] for n in names if n.startswith(".") and n.endswith(".partial"))
-        return sorted(n for n in names if not n.startswith((".", "_")) and not is_complete(join(self.job_dir, n)))
+    def _refuse_links_inside(self) -> None:
+        """A resumed run's own folder holds no link either (one planted there since, say ``data -> /elsewhere``)."""
+        if not self.local:
+            return
+        for folder, dirs, files in os.walk(url_to_fs(self.partial)[1]):
+            for name in dirs + files:
+                if os.path.islink(os.path.join(folder, name)):
+                    refuse_links(self.out, os.path.join(folder, name))
 
-    def _resumable(self, run_id: str | None) -> str:
-        partials = self._partials()
-        if run_id is None:
-            if not partials:
-                raise RunDirError(f"--resume: no unfinished run under {self.job_dir}")
-            return partials[-1]
-        if run_id not in partials:
-            if is_complete(join(self.job_dir, run_id)) or (self.local and self.fs.exists(url_to_fs(join(self.job_dir, run_id))[1])):
-                raise RunDirError(f"--resume: run {run_id} is already complete ({join(self.job_dir, run_id)})")
-            known = ", ".join(partials[-5:]) or "none"
-            raise RunDirError(f"--resume: no unfinished run {run_id!r} under {self.job_dir}; resumable runs: {known}")
-        return run_id
 
     # -- ownership ----------------------------------------------------------------------------
     def _lock(self) -> None:

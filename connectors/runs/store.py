@@ -36,7 +36,7 @@ from typing import Any, Literal
 from fsspec.core import url_to_fs
 
 from connectors.runs.code_graph import module_files, module_imports
-from connectors.runs.output import is_local, make_dirs, naming_output
+from connectors.runs.output import is_local, make_dirs, naming_output, refuse_links
 from connectors.runs.paths import join_under, safe_name
 
 Status = Literal["complete", "incomplete", "failed"]
@@ -150,6 +150,7 @@ def _write_whole(url: str, data: bytes) -> None:
 
 def record_run(root: str, entry: RunEntry) -> str:
     """Write (or rewrite) the entry of ``entry.run_id``; returns its URL."""
+    refuse_links(posixpath.dirname(root.rstrip("/")), entry_url(root, entry.job, entry.run_id))  # the run root: <root>/..
     write_whole(entry_url(root, entry.job, entry.run_id), json.dumps(entry.to_json(), indent=1, default=str).encode("utf-8"))
     return entry_url(root, entry.job, entry.run_id)
 

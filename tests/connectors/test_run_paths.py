@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import posixpath
 import random
+import re
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -129,3 +130,41 @@ def test_no_write_built_from_a_hostile_name_leaves_the_run_root(tmp_path):
     corpora = set(pads.dataset(root / "geo" / "r" / "data" / "records", partitioning=hive).to_table()["corpus"].to_pylist())
     assert len(corpora) > 100 and corpora <= set(names)
     assert {e.run_id for e in list_runs(str(root / "_runs"))} <= set(names)
+
+
+@pytest.mark.parametrize("planted", ["docs", "_runs", "docs/.r1.partial"])
+def test_a_link_planted_in_the_run_root_is_refused_naming_it_and_nothing_is_written_through_it(tmp_path, planted):
+    """``<out>/docs -> elsewhere`` (or the run store's folder, or the run's own folder) would take the
+    run's writes out of the root: the run never makes a link, so it writes through none."""
+    from connectors.runs.output import LinkedPathError
+
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = root / planted
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(LinkedPathError, match=re.escape(f"{link} is a symbolic link (to {elsewhere})")):
+        if planted == "_runs":
+            record_run(str(root / "_runs"), RunEntry(run_id="r1", job="docs", status="complete", path=str(root)))
+        else:
+            RunDir(str(root), "docs", "r1", {}, "h", resume=False)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_link_planted_inside_an_unfinished_run_stops_its_resume(tmp_path):
+    from connectors.runs.output import LinkedPathError
+
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    RunDir(str(root), "docs", "r1", {}, "h", resume=False).release()
+    (root / "docs" / ".r1.partial" / "data").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(LinkedPathError, match=r"\.r1\.partial/data is a symbolic link"):
+        RunDir(str(root), "docs", "r1", {}, "h", resume=True)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_run_root_that_is_itself_a_link_is_the_users_choice(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "runs").symlink_to(tmp_path / "real", target_is_directory=True)
+    final = RunDir(str(tmp_path / "runs"), "docs", "r1", {}, "h", resume=False).commit()
+    assert (tmp_path / "real" / "docs" / "r1" / "_SUCCESS").exists() and final.endswith("/runs/docs/r1")
