@@ -205,8 +205,9 @@ def _lines_records(path: str, encoding: str) -> tuple[list[str], Records]:
                     continue
                 try:
                     yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    yield BadRecord(BenchmarkError(f"{path}: line {number}: invalid JSON ({exc})", "invalid_json"))
+                except (ValueError, RecursionError) as exc:  # JSONDecodeError, the int-digits limit, nesting too deep
+                    why = f"{exc}" if isinstance(exc, ValueError) else "nested too deep"
+                    yield BadRecord(BenchmarkError(f"{path}: line {number}: invalid JSON ({why})", "invalid_json"))
 
     records = lines()
     head: list[Record | BadRecord] = []
@@ -351,7 +352,7 @@ def _is_json_lines(text: str, probe: int = 5) -> bool:
         try:
             if isinstance(json.loads(line), dict):
                 return True
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             continue
     return False
 

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from connectors.captions.presets import EXTENSIONS, CorpusSpec, Format
 from connectors.io.delimited import header_names
 from connectors.io.fs import FileRef, expand, fingerprint
+from connectors.io.lines import bounded_lines
 from connectors.io.read_report import InputError, ReadIOError
 
 ITEM_SCHEMA = pa.schema([
@@ -30,6 +31,9 @@ ITEM_SCHEMA = pa.schema([
 ])
 BATCH_ROWS = 65_536
 MAX_TEXT_BYTES = 4 * 1024 * 1024  # longer captions are counted as skipped, not resolved
+# A JSON Lines line longer than this is skipped (``text_too_long``) as it is read, never held whole:
+# room for a caption at the limit written with escapes, and its other fields.
+MAX_LINE_BYTES = 4 * MAX_TEXT_BYTES
 
 
 class CorpusError(InputError):
@@ -152,13 +156,13 @@ def _first_object(ref: FileRef, lines: int = 1000) -> dict | None:
     """
     seen = 0
     with ref.open() as fh:
-        for line in fh:
-            if not line.strip():
+        for line in bounded_lines(fh, MAX_LINE_BYTES):
+            if line is not None and not line.strip():
                 continue
             seen += 1
             try:
-                value = json.loads(line)
-            except ValueError:  # JSONDecodeError, UnicodeDecodeError
+                value = None if line is None else json.loads(line)
+            except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, int digits, nesting
                 value = None
             if isinstance(value, dict):
                 return value

@@ -21,12 +21,14 @@ import pyarrow.parquet as pq
 from connectors.captions.corpus import (
     BATCH_ROWS,
     ITEM_SCHEMA,
+    MAX_LINE_BYTES,
     MAX_TEXT_BYTES,
     CorpusError,
     Shard,
 )
 from connectors.captions.presets import CorpusSpec
 from connectors.io.delimited import Dialect, header_names, read_pieces
+from connectors.io.lines import bounded_lines
 from connectors.io.read_report import ReadReport, input_errors
 from connectors.io.utf8 import encodable, valid_strings
 
@@ -214,24 +216,36 @@ def _rows_to_items(rows: list[dict], spec: CorpusSpec, url: str, first_row: int,
 _MISSING = object()
 
 
+def _json_line(raw: bytes) -> tuple[dict | None, str | None]:
+    """One JSON Lines line as (object, None), or (None, the reason its row is skipped).
+
+    Beyond a syntax error, a line nested too deep for the parser (``RecursionError``) or holding an
+    integer of more digits than Python converts (a ``ValueError``) is one bad row, never the file's end.
+    """
+    try:
+        value = json.loads(raw)
+    except UnicodeDecodeError:
+        return None, "invalid_utf8"
+    except (ValueError, RecursionError):  # JSONDecodeError, the int-digits limit, nesting too deep
+        return None, "invalid_json"
+    return (value, None) if isinstance(value, dict) else (None, "not_an_object")
+
+
 def _read_jsonl(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bool) -> Iterator[pa.RecordBatch]:
     rows: list[dict] = []
     reasons: list[str | None] = []
     row = 0
     with shard.file.open() as fh:
-        for raw in fh:
-            if not raw.strip():
+        for raw in bounded_lines(fh, MAX_LINE_BYTES):
+            if raw is None:  # a line over the limit: skipped as it was read, never held whole
+                rows.append({})
+                reasons.append("text_too_long")
+            elif not raw.strip():
                 continue
-            try:
-                value = json.loads(raw)
-                rows.append(value if isinstance(value, dict) else {})
-                reasons.append(None if isinstance(value, dict) else "not_an_object")
-            except UnicodeDecodeError:
-                rows.append({})
-                reasons.append("invalid_utf8")
-            except json.JSONDecodeError:
-                rows.append({})
-                reasons.append("invalid_json")
+            else:
+                value, reason = _json_line(raw)
+                rows.append(value if reason is None else {})
+                reasons.append(reason)
             if len(rows) == BATCH_ROWS:
                 yield _rows_to_items(rows, spec, shard.file.url, row, reasons, with_ids)
                 row += len(rows)
@@ -292,7 +306,7 @@ def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport, with_id
                     sample.update({k: v for k, v in meta.items() if k != "txt"} if isinstance(meta, dict) else {})
                 except UnicodeDecodeError:
                     sample["__reason__"] = "invalid_utf8"
-                except json.JSONDecodeError:
+                except (ValueError, RecursionError):  # JSONDecodeError, the int-digits limit, nesting too deep
                     sample["__reason__"] = "invalid_json"
         flush()
         _check_end_of_archive(tar, url, row + len(rows))

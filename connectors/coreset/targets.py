@@ -117,7 +117,7 @@ def _schema_names(ref: FileRef, fmt: str) -> tuple[list[str], pa.Schema | None, 
         return pcsv.read_csv(pa.py_buffer(first.encode() + b"\n")).column_names, None, None
     try:
         record = json.loads(first) if first.strip() else {}
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, the int-digits limit, nesting too deep
         raise TargetError(f"{ref.url}: first record is not JSON ({exc})") from exc
     return list(record) if isinstance(record, dict) else [], None, None
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 SKIP_REASONS: dict[str, str] = {
     "null_text": "the text field is null",
     "empty_text": "the text is empty or only white space",
-    "text_too_long": "the text is longer than the reader's limit (captions: 4 MiB)",
+    "text_too_long": "the text is longer than the reader's limit (captions: 4 MiB; a JSON Lines line over 16 MiB, skipped as it is read)",
     "non_string_text": "the text field holds a number, list or object instead of a string",
     "invalid_utf8": "a text value is not valid UTF-8 (or, from JSON, holds a lone surrogate)",
     "invalid_json": "a JSON Lines line, a WebDataset .json member or a Croissant document is not valid JSON",
