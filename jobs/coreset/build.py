@@ -6,7 +6,10 @@ drawn rows do. Passes over the blocks, which stay in the Ray object store betwee
 
 1. read: Ray Data runs one task per shard (a Parquet row-group range), reading only the mapped
    columns and checking their values; each block keeps id, hash key, label and ensemble score,
-   and the materialized dataset's blocks (``to_arrow_refs``) stay in the object store;
+   and the materialized dataset's blocks (``to_arrow_refs``) stay in the object store. Each task
+   also writes its block to the run directory (``prepared/<shard>.parquet``, then the done-marker
+   ``shards/<shard>.json``), so a build stopped at any point is finished by ``--resume``: finished
+   shards are read back from there, the others read from the table;
 2. summary: per-block counts (rows, positives, hard, easy pool), easy-pool min/max, and the keys
    split by range so a merge per range finds ids repeated anywhere in the table;
 3. percentiles: ``exact_percentiles`` drives per-block ``count_below`` / ``values_in_buckets``;
@@ -19,6 +22,7 @@ design does not depend on shard sizes, block counts or the cluster.
 """
 from __future__ import annotations
 
+import fsspec
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -31,16 +35,19 @@ from audit.coreset.validate import require_positive_count
 from audit.stats.draws import block_candidates, draw_in_blocks, equal_keys, hash_keys, key_partitions
 from connectors.coreset.designs import DESIGN_TABLE, GROUP_COLUMN, MANIFEST_FILE
 from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, TargetShard, plan_targets, read_target_shard
+from connectors.runs.rundir import join, read_json, resumable_run, write_json, write_parquet
 from jobs.common.config import ConfigError, RunOptions
 from jobs.common.errors import user_code_error
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
 from jobs.common.progress import Progress
+from jobs.common.shards import finished_shards
 from jobs.common.ray_start import stderr_is_tty
 from jobs.common.summaries import headline
 from jobs.coreset.config import BuildConfig
 
 JOB = "coreset-build"
+PREPARED_DIR = "prepared"  # <run>/prepared/<shard>.parquet: each shard's block, what --resume reads back (removed at commit)
 KEY_RANGES_MAX = 32  # key ranges of the duplicate-id merge (each merge task holds ~1/ranges of the keys)
 
 
@@ -55,12 +62,27 @@ def _prepared(block: TargetBlock, seed: int) -> pa.Table:
     return pa.table(cols)
 
 
-def _read_shards(batch: pa.Table, *, columns: TargetColumns, seed: int) -> pa.Table:
+def _read_shards(batch: pa.Table, *, columns: TargetColumns, seed: int, run_dir: str) -> pa.Table:
+    """The prepared block of each shard: read back from ``run_dir`` when an earlier attempt of the run
+    finished it (its done-marker is written after its block), else read, prepared and kept there."""
+    import pyarrow.parquet as pq
+    from fsspec.core import url_to_fs
+
     tables = []
     for text in batch.column("shard").to_pylist():
         shard = TargetShard.from_json(text)
+        block, marker = join(run_dir, PREPARED_DIR, f"{shard.shard_id}.parquet"), join(run_dir, "shards", f"{shard.shard_id}.json")
         try:
-            tables.append(_prepared(read_target_shard(shard, columns), seed))
+            fs, path = url_to_fs(marker)
+            if fs.exists(path) and read_json(marker).get("status") == "ok":
+                with fsspec.open(block, "rb") as fh:
+                    tables.append(pq.read_table(fh))
+                continue
+            prepared = _prepared(read_target_shard(shard, columns), seed)
+            write_parquet(block, prepared)
+            write_json(marker, {"shard_id": shard.shard_id, "status": "ok", "file": shard.file.url,
+                                "row_groups": list(shard.row_groups), "rows_in": prepared.num_rows})
+            tables.append(prepared)
         except Exception as exc:  # noqa: BLE001 — reported with the shard's file, row groups and column
             message = str(exc) if str(exc).startswith(shard.file.url) else f"{shard.file.url}: {type(exc).__name__}: {exc}"
             raise TargetError(f"{message} (shard {shard.shard_id}, row groups {list(shard.row_groups) or 'all'})") from exc
@@ -126,7 +148,7 @@ def _candidates(block: pa.Table, hard_cut: float | None, bounds: np.ndarray, tak
 # ---- driver side -------------------------------------------------------------------------------
 
 def _read_blocks(cfg: BuildConfig, shards: list[TargetShard], progress: Progress, expected: int | None,
-                 ray_bars: bool) -> list[ray.ObjectRef]:
+                 ray_bars: bool, run_dir: str) -> list[ray.ObjectRef]:
     """Run the read pass; return the prepared blocks' refs (the blocks stay in the object store).
 
     ``ray_bars``: show Ray Data's own progress bars for this pass (on a terminal): here they are the
@@ -135,7 +157,7 @@ def _read_blocks(cfg: BuildConfig, shards: list[TargetShard], progress: Progress
     items = [{"shard": s.to_json()} for s in shards]
     ds = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
         _read_shards, batch_size=1, batch_format="pyarrow", num_cpus=1,
-        fn_kwargs={"columns": cfg.columns(), "seed": cfg.seed},
+        fn_kwargs={"columns": cfg.columns(), "seed": cfg.seed, "run_dir": run_dir},
     )
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = ray_bars
@@ -251,23 +273,24 @@ def run(cfg: BuildConfig, opts: RunOptions) -> str:
     if opts.on_error == "skip":
         raise ConfigError(f"{JOB}: --on-error skip is not supported: a skipped shard would silently remove "
                           "targets from the population and bias every weight")
+    if opts.resume:  # an unknown run id is refused before the table is planned or read
+        resumable_run(opts.out, JOB, opts.run_id)
     timer = StageTimer()
     with timer("plan"):
         plan = plan_targets(cfg.input, cfg.columns(), cfg.shard_rows, cfg.format)
     payload = {"config": cfg.model_dump(), "input_fingerprint": plan.fingerprint}
-    job = JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer)
-    # A build has nothing to resume: the whole design is computed first, and the run directory is
-    # created only to write it, so bad values or a budget the table cannot meet leave nothing on disk.
-    job.start_ray()
-    progress = Progress(JOB, plan.expected_rows, len(plan.shards), quiet=opts.log_level in ("warning", "error"))
-    with timer("read"):
-        progress.start()
-        bars = opts.log_level in ("info", "debug") and stderr_is_tty()
-        blocks = _read_blocks(cfg, plan.shards, progress, plan.expected_rows, bars)
-        progress.emit()
-    design, manifest, stats = build(cfg, blocks, timer)
-    del blocks
-    with job:
+    # The run directory exists before the first shard is read: each shard's block is kept there as it
+    # finishes, so a build stopped by a kill, a lost node or Ctrl-C is finished by --resume.
+    with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer) as job:
+        done = finished_shards(job.dir, {s.shard_id for s in plan.shards})
+        progress = Progress(JOB, plan.expected_rows, len(plan.shards), quiet=opts.log_level in ("warning", "error"))
+        with timer("read"):
+            progress.start()
+            bars = opts.log_level in ("info", "debug") and stderr_is_tty()
+            blocks = _read_blocks(cfg, plan.shards, progress, plan.expected_rows, bars, job.path())
+            progress.emit()
+        design, manifest, stats = build(cfg, blocks, timer)
+        del blocks
         with timer("write"):
             summary = summarize(cfg, job.run_id, design, manifest, stats)
             job.write_table(DESIGN_TABLE, design.rename(columns={"group": GROUP_COLUMN}))
@@ -283,7 +306,17 @@ def run(cfg: BuildConfig, opts: RunOptions) -> str:
                    "keyed SipHash-2-4 (pandas hash_array) for string ids"},
             rows={"in": stats["rows"], "out": len(design), "skipped_by_reason": {}, "unread": 0},
             passes=stats,
+            shards={"total": len(plan.shards), "resumed": len(done), "run": len(plan.shards) - len(done)},
             outputs={"design_manifest": MANIFEST_FILE},
         )
         run_manifest["timings"].update(read_rows_per_s=round(progress.rate(), 1), progress=progress.samples)
+        _remove(job.path(PREPARED_DIR))  # the blocks are in the design now; the done-markers stay as the shards' record
         return job.commit(run_manifest)
+
+
+def _remove(url: str) -> None:
+    from fsspec.core import url_to_fs
+
+    fs, path = url_to_fs(url)
+    if fs.exists(path):
+        fs.rm(path, recursive=True)

@@ -152,6 +152,8 @@ def _read_table(url: str) -> pa.Table | None:
 def _reasons(audit: Audit, old: dict | None, key: str) -> list[str]:
     if old is None:
         return ["first run of this audit"]
+    if old.get("action") == "failed":  # nothing to reuse: its last run has no results
+        return ["its last run failed"]
     if old.get("key") == key:
         return []
     out = []
@@ -276,18 +278,18 @@ def reaudit(cfg: ReauditConfig, opts: RunOptions) -> tuple[str, dict, list[str]]
                     failures.append(f"audit {a.spec.id}: {one_line(exc)}")
                     record.update(action="failed", error=one_line(exc), run_id=getattr(exc, "run_id", None), path=None,
                                   headline=[], work={})
-                    records[a.spec.id] = record
-                    continue
-                run_id = path.rstrip("/").rsplit("/", 1)[-1]
-                entry = get_run(store, run_id, a.job)
-                record.update(action="rerun", run_id=run_id, path=path, headline=entry.headline,
-                              work=_work(read_json(join(path, "manifest.json"))))
+                else:
+                    run_id = path.rstrip("/").rsplit("/", 1)[-1]
+                    entry = get_run(store, run_id, a.job)
+                    record.update(action="rerun", run_id=run_id, path=path, headline=entry.headline,
+                                  work=_work(read_json(join(path, "manifest.json"))))
+            measured = record["action"] != "failed"  # a failed audit has no metrics to compare: its error is the diff
             old_items = _read_table(join(base, "fingerprints", f"{a.spec.id}.items.parquet")) if base and old else None
             record["diff"] = {
                 "items": item_changes(old_items, a.fingerprints.items) if old else None,
                 "models": _model_changes(old.get("models", []), a.models) if old else None,
                 "metrics": [d.as_dict() for d in compare_headlines(old.get("headline", []) if old else [], record["headline"],
-                                                                   _thresholds(plan, a.spec.id))] if old else [],
+                                                                   _thresholds(plan, a.spec.id))] if old and measured else [],
                 "base_run": old.get("run_id") if old else None,
             }
             records[a.spec.id] = record

@@ -280,3 +280,47 @@ def test_cli_help_lists_the_three_commands_and_their_options():
     with pytest.raises(SystemExit):
         main(["coreset", "study", "--help"])
     assert main(["coreset"]) == 2
+
+
+ROOT = Path(__file__).resolve().parents[3]
+INTERRUPTIBLE = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "  # Ctrl-C as from a terminal
+                 "from jobs.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def test_a_build_stopped_mid_read_is_finished_by_resume_with_the_same_design(ray_local, tmp_path, table, capsys):
+    """Ctrl-C on a build after a few shards: the run directory holds the shards read so far, an unknown
+    run id is refused before anything is read, and ``--resume`` reads only the rest and draws the
+    design an uninterrupted build draws."""
+    import signal
+    import time
+
+    part = table.iloc[:12_000]
+    src = write_parquet(part, tmp_path / "targets", files=4, row_group_size=200)  # 60 shards of one row group
+    out = tmp_path / "runs"
+    args = ["coreset", "build", "--input", str(src), "--id-column", "target_id", "--label-column", "is_positive",
+            "--score-columns", "p_a,p_b", "--tau", str(TAU), "--seed", "42", "--shard-rows", "200", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTIBLE, *args, "--run-id", "r1", "--num-cpus", "1"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    markers = out / "coreset-build" / ".r1.partial" / "shards"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None and len(list(markers.glob("*.json"))) < 3:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0, err[-2000:]
+    finished = {p.stem for p in markers.glob("*.json")}
+    assert 3 <= len(finished) < 60, f"the interruption should land mid-read ({len(finished)} of 60 shards done)"
+
+    capsys.readouterr()
+    assert main([*[a if a != str(src) else str(tmp_path / "missing") for a in args], "--resume", "--run-id", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert "no unfinished run 'nosuch'" in err and "resumable runs: r1" in err and "missing" not in err
+
+    assert main([*args, "--resume", "--run-id", "r1"]) == 0
+    done = out / "coreset-build" / "r1"
+    manifest = json.loads((done / "manifest.json").read_text())
+    assert manifest["shards"] == {"total": 60, "resumed": len(finished), "run": 60 - len(finished)}
+    expected, _ = build_design(part["target_id"].to_numpy(), part["is_positive"].to_numpy(), part[["p_a", "p_b"]].to_numpy(),
+                               DesignConfig(tau=TAU, seed=42))
+    assert sorted_design(done / "data" / "design").equals(expected.sort_values(["stratum", "id"]).reset_index(drop=True))
+    assert not (done / "prepared").exists() and manifest["rows"]["in"] == len(part)

@@ -196,3 +196,31 @@ def test_the_documented_template_example_runs_against_the_default_runs(tmp_path,
     assert main(argv[:corpus] + argv[corpus + 2:]) == 2
     assert (f"{runs}/geo/default holds 2 corpora (cc3m_val, coco2017_val): choose the one this template documents with "
             "--geo-corpus, e.g. --geo-corpus cc3m_val") in capsys.readouterr().err
+
+
+def test_an_alias_bomb_card_a_formula_name_and_a_planted_link(tmp_path, cards, capsys):
+    """A card whose front matter is a "billion laughs" is one skipped card (no 18 GB); a resource named
+    like a formula is text in the reviewer sheet; a link planted for the job's folder is refused."""
+    from tests.audit.test_safe_yaml import CARD
+
+    (cards / "laughs").mkdir()
+    (cards / "laughs" / "README.md").write_text(CARD)
+    (cards / "=HYPERLINK(1)").mkdir()
+    shutil.copy(CARDS / "hf_card_detailed.md", cards / "=HYPERLINK(1)" / "README.md")
+    runs = tmp_path / "runs"
+    assert main(["docs", "--cards", str(cards), "--out", str(runs), "--max-skipped", "0.5", "--run-id", "ok"]) == 0
+    summary, _ = load(str(runs / "docs" / "ok"))
+    assert [(s["resource"], s["reason"]) for s in summary["skipped"]] == [("laughs", "malformed_front_matter")]
+    assert "aliases (*name) are not accepted" in summary["skipped"][0]["error"]
+    sheet = (runs / "docs" / "ok" / "proposed_scores.csv").read_text().splitlines()
+    assert any(line.startswith("'=HYPERLINK(1),") for line in sheet) and not any(line.startswith("=") for line in sheet)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "docs").symlink_to(elsewhere, target_is_directory=True)
+    capsys.readouterr()
+    assert main(["docs", "--cards", str(cards), "--out", str(planted), "--max-skipped", "0.5"]) == 2
+    assert f"{planted / 'docs'} is a symbolic link (to {elsewhere})" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []

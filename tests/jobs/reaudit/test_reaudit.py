@@ -178,3 +178,54 @@ def test_two_edited_items_and_a_swapped_model_recompute_only_those(ray_local, se
         "added": [], "removed": [], "changed": []}
     text = (Path(second) / "diff.md").read_text()
     assert "toy: 2 item(s) changed: q2, q5" in text and "models added: c" in text and "models removed: b" in text
+
+
+def test_item_ids_and_names_in_diff_md_are_shown_never_rendered():
+    """An item id holding a newline and Markdown must not forge a heading, a metric row or raw HTML."""
+    from jobs.reaudit.report import diff_of, render_diff
+
+    forged = "q1\n\n## FORGED\n| toy | accuracy | 0 | 1 | 1 | | **improved** |\n<img src=x onerror=alert(1)>"
+    records = {"conventions": {
+        "job": "conventions", "action": "rerun", "reasons": ["inputs changed: toy\n## FORGED REASON"], "run_id": "r2",
+        "path": "/x", "error": None, "work": {},
+        "diff": {"items": {"toy<script>": {"added": [forged], "removed": [], "changed": ["q2"]}},
+                 "models": {"added": ["m|<b>x</b>"], "removed": [], "changed": []}, "base_run": "r1",
+                 "metrics": [{"input": "toy\n## FORGED", "metric": "share|**improved**", "old": 0.5, "new": 0.25,
+                              "delta": -0.25, "delta_low": -0.3, "delta_high": -0.2, "status": "regressed", "rule": "r"}]}}}
+    text = render_diff(diff_of("weekly\n# FORGED PLAN <img>", None, "r0", "r9", records))
+    lines = text.splitlines()
+    assert [line for line in lines if line.startswith("#")] == [
+        "# Re-audit weekly \\# FORGED PLAN &lt;img&gt;: r9 against r0", "## conventions (conventions): rerun -> r2"]
+    assert "<" not in text and not any("FORGED" in line and line.startswith(("#", "|")) and "\\" not in line for line in lines)
+    table = [line for line in lines if line.startswith("|")]
+    assert len(table) == 3 and all(line.replace("\\|", "").count("|") == 8 for line in table)  # header, rule, one row
+    assert table[2].endswith("| **regressed** |")
+    assert "q1 \\#\\# FORGED \\| toy" in text and "q2" in text
+
+
+@pytest.mark.ray
+def test_one_failed_audit_is_reported_in_the_diff_and_the_others_go_on(ray_local, tmp_path, capsys):
+    """The geo audit's corpus holds no JSON object (it fails when geo plans it); the conventions audit
+    after it still runs, and diff.md and diff.json say which failed and why (today: KeyError 'diff')."""
+    tqa = tmp_path / "tqa.csv"
+    shutil.copy(FIXTURES / "truthfulqa_slice.csv", tqa)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("[1]\n[2]\n")
+    plan = write_plan(tmp_path / "plan.yaml", benchmarks=[{"name": "tqa", "preset": "truthfulqa", "paths": [str(tqa)]}],
+                      corpora=[{"name": "bad", "preset": "redcaps", "paths": [str(bad)]}],
+                      audits=[{"job": "geo"}, {"job": "conventions", "options": {"bootstrap": 200}}])
+    out = tmp_path / "runs"
+    assert main(["reaudit", "--plan", str(plan), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "reaudit: 1 audit(s) failed (first: audit geo: " in err and "the diff of the others is in" in err
+    final = next((out / "reaudit").iterdir())
+    diff = json.loads((final / "diff.json").read_text())
+    geo, conv = diff["audits"]["geo"], diff["audits"]["conventions"]
+    assert geo["action"] == "failed" and "bad.jsonl" in geo["error"] and "JSON object" in geo["error"]
+    assert conv["action"] == "rerun" and (out / "conventions" / conv["run_id"] / "_SUCCESS").exists()
+    text = (final / "diff.md").read_text()
+    assert "## geo (geo): failed" in text and "Error: " in text and "## conventions (conventions): rerun" in text
+    # the next re-audit reruns the failed audit (nothing to reuse) and reuses the one that ran
+    _, diff, failed = reaudit(ReauditConfig(plan=str(plan)), RunOptions(out=str(out)))
+    assert diff["audits"]["geo"]["action"] == "failed" and diff["audits"]["geo"]["reasons"] == ["its last run failed"]
+    assert diff["audits"]["conventions"]["action"] == "reused" and len(failed) == 1
