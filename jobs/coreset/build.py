@@ -41,8 +41,8 @@ from jobs.common.errors import user_code_error
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
 from jobs.common.progress import Progress
-from jobs.common.shards import finished_shards
 from jobs.common.ray_start import stderr_is_tty
+from jobs.common.shards import finished_shards
 from jobs.common.summaries import headline
 from jobs.coreset.config import BuildConfig
 

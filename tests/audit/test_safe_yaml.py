@@ -71,7 +71,7 @@ def test_every_yaml_reader_refuses_an_alias(tmp_path):
     problem = "aliases (*name) are not accepted"
     with pytest.raises(DocumentError, match=r"c\.md: malformed YAML front matter at line 3: aliases"):
         parse_hf_card(f"---\n{ALIAS}---\nbody\n", "c.md")
-    with pytest.raises(ValueError, match=rf"list\.yaml: malformed YAML at line 2: aliases \(\*name\)"):
+    with pytest.raises(ValueError, match=r"list\.yaml: malformed YAML at line 2: aliases \(\*name\)"):
         read_yaml_list(str(listed), "corpora")
     with pytest.raises(ValueError, match=r"\*name"):
         read_model_settings(str(mapping))

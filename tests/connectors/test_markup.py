@@ -23,7 +23,11 @@ def test_md_text_keeps_data_on_one_line_with_no_markup_left():
     assert md_text("tqa:0") == "tqa:0" and md_text(3) == "3"  # ordinary ids unchanged
 
 
-@pytest.mark.parametrize("cell", ["=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=1", "\r=1"])
+def test_tab_and_carriage_return_first_are_formula_starts_too():
+    assert csv_cell("\t=1") == "'\t=1" and csv_cell("\r=1") == "'\r=1" and csv_cell("a=1") == "a=1" and csv_cell(-1) == -1
+
+
+@pytest.mark.parametrize("cell", ["=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=1"])
 def test_a_cell_a_spreadsheet_would_run_is_written_as_text(cell):
     assert csv_cell(cell) == "'" + cell
     frame = pd.DataFrame({"id": [cell, "ok"], "n": [-1, 2], cell: ["x", "y"]})
