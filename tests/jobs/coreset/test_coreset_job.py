@@ -294,11 +294,11 @@ def test_a_build_stopped_mid_read_is_finished_by_resume_with_the_same_design(ray
     import signal
     import time
 
-    part = table.iloc[:12_000]
-    src = write_parquet(part, tmp_path / "targets", files=4, row_group_size=200)  # 60 shards of one row group
+    part = table.iloc[:6_000]
+    src = write_parquet(part, tmp_path / "targets", files=4, row_group_size=250)  # 24 shards of one row group
     out = tmp_path / "runs"
     args = ["coreset", "build", "--input", str(src), "--id-column", "target_id", "--label-column", "is_positive",
-            "--score-columns", "p_a,p_b", "--tau", str(TAU), "--seed", "42", "--shard-rows", "200", "--out", str(out)]
+            "--score-columns", "p_a,p_b", "--tau", str(TAU), "--seed", "42", "--shard-rows", "250", "--out", str(out)]
     proc = subprocess.Popen([sys.executable, "-c", INTERRUPTIBLE, *args, "--run-id", "r1", "--num-cpus", "1"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     markers = out / "coreset-build" / ".r1.partial" / "shards"
@@ -309,7 +309,7 @@ def test_a_build_stopped_mid_read_is_finished_by_resume_with_the_same_design(ray
     _, err = proc.communicate(timeout=120)
     assert proc.returncode != 0, err[-2000:]
     finished = {p.stem for p in markers.glob("*.json")}
-    assert 3 <= len(finished) < 60, f"the interruption should land mid-read ({len(finished)} of 60 shards done)"
+    assert 3 <= len(finished) < 24, f"the interruption should land mid-read ({len(finished)} of 24 shards done)"
 
     capsys.readouterr()
     assert main([*[a if a != str(src) else str(tmp_path / "missing") for a in args], "--resume", "--run-id", "nosuch"]) == 2
@@ -319,7 +319,7 @@ def test_a_build_stopped_mid_read_is_finished_by_resume_with_the_same_design(ray
     assert main([*args, "--resume", "--run-id", "r1"]) == 0
     done = out / "coreset-build" / "r1"
     manifest = json.loads((done / "manifest.json").read_text())
-    assert manifest["shards"] == {"total": 60, "resumed": len(finished), "run": 60 - len(finished)}
+    assert manifest["shards"] == {"total": 24, "resumed": len(finished), "run": 24 - len(finished)}
     expected, _ = build_design(part["target_id"].to_numpy(), part["is_positive"].to_numpy(), part[["p_a", "p_b"]].to_numpy(),
                                DesignConfig(tau=TAU, seed=42))
     assert sorted_design(done / "data" / "design").equals(expected.sort_values(["stratum", "id"]).reset_index(drop=True))
