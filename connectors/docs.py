@@ -17,6 +17,7 @@ from audit.docs.agreement import parse_reviewer_scores
 from audit.docs.cards import Document, DocumentError, parse_document
 from audit.docs.criteria import CRITERIA
 from connectors.io.fs import FileRef, expand
+from connectors.io.markup import csv_uncell
 
 DOC_EXTENSIONS = (".md", ".markdown", ".json", ".jsonld")
 
@@ -40,8 +41,10 @@ def read_document(url: str | os.PathLike) -> Document:
 
 
 def read_reviewer_scores(url: str | os.PathLike, criteria: Sequence[str] = CRITERIA) -> pd.DataFrame:
-    """Read a reviewer sheet (UTF-8 CSV, BOM allowed); see ``audit.docs.agreement.parse_reviewer_scores``."""
-    return parse_reviewer_scores(_read_text(str(url), "utf-8-sig"), str(url), criteria)
+    """Read a reviewer sheet (UTF-8 CSV, BOM allowed); see ``audit.docs.agreement.parse_reviewer_scores``.
+    A resource the proposed sheet wrote as text (``'=x``, ``connectors.io.markup``) is read back as itself."""
+    scores = parse_reviewer_scores(_read_text(str(url), "utf-8-sig"), str(url), criteria)
+    return scores.assign(resource=scores["resource"].map(csv_uncell))
 
 
 def resource_name(url: str) -> str:

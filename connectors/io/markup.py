@@ -34,6 +34,11 @@ def csv_cell(value: Any) -> Any:
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
 
 
+def csv_uncell(value: Any) -> Any:
+    """A cell of a sheet written by ``csv_cell`` and loaded back (a reviewer's sheet) as the value it was."""
+    return value[1:] if isinstance(value, str) and value.startswith("'") and value[1:].startswith(FORMULA_START) else value
+
+
 def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every text cell and column name through ``csv_cell``: what a CSV for people is written from."""
     out = frame.rename(columns=lambda c: csv_cell(c) if isinstance(c, str) else c)

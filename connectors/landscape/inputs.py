@@ -23,6 +23,7 @@ from audit.landscape.flags import check_review_labels
 from audit.landscape.prompts import McqaTemplate
 from audit.landscape.structure import StructurePrompt
 from audit.mcqa.items import LETTERS
+from connectors.io.markup import csv_uncell
 
 _HELM_BASE = ("question", "choices", "groundtruth_answer", "error_type")
 _HELM_DERIVED = ("majority_llm_pred_", "gt_majority_agreement_", "gt_ratio_agreement_", "entropy_", "binary_error_type", "pred_")
@@ -44,6 +45,9 @@ def read_review_labels(path: str) -> pd.DataFrame:
     """Reviewer labels CSV: ``source_id, review_label[, review_subtype, review_note]``."""
     with fsspec.open(path, "rt", encoding="utf-8") as fh:
         labels = pd.read_csv(fh, dtype=str, keep_default_na=False).replace({"": None})
+    for column in ("benchmark", "source_id"):  # written as text in review_candidates.csv ('=x): read back as themselves
+        if column in labels:
+            labels[column] = labels[column].map(csv_uncell)
     return check_review_labels(labels, source=path)
 
 
