@@ -119,7 +119,7 @@ def read_rubric(path: str) -> Rubric:
         text = fh.read().decode("utf-8")
     try:
         data = json.loads(text) if ref.url.lower().endswith(".json") else load_yaml(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as err:
+    except (ValueError, RecursionError, yaml.YAMLError) as err:  # JSONDecodeError, int digits, nesting too deep
         raise TargetError(f"{ref.url}: not valid {'JSON' if ref.url.lower().endswith('.json') else 'YAML'} ({err})") from err
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list) or not data["steps"]:
         raise TargetError(f"{ref.url}: expected a mapping with a non-empty list 'steps' of {{name, pattern, ignore_case}}")

@@ -221,6 +221,9 @@ def parse_croissant(text: str, source: str) -> Document:
     except json.JSONDecodeError as err:
         raise DocumentError(f"{source}: malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}",
                             "invalid_json") from err
+    except (ValueError, RecursionError) as err:  # an integer past Python's digit limit; nesting too deep to parse
+        why = err if isinstance(err, ValueError) else "nested too deep"
+        raise DocumentError(f"{source}: malformed JSON: {why}", "invalid_json") from err
     if not isinstance(data, Mapping):
         raise DocumentError(f"{source}: Croissant metadata must be a JSON object, got {type(data).__name__}", "not_an_object")
     compact = _compact_keys(data, _namespaces(data.get("@context")))

@@ -50,7 +50,11 @@ def test_malformed_yaml_names_file_and_line():
               r"README\.md: YAML front matter must be a mapping", "malformed_front_matter"),
              (lambda: parse_croissant("{,}", "c.json"), r"c\.json: malformed JSON at line 1, column 2", "invalid_json"),
              (lambda: parse_croissant("[1]", "c.json"), r"c\.json: Croissant metadata must be a JSON object, got list",
-              "not_an_object")]
+              "not_an_object"),
+             (lambda: parse_croissant("[" * 100_000 + "]" * 100_000, "c.json"), r"c\.json: malformed JSON: nested too deep",
+              "invalid_json"),
+             (lambda: parse_croissant('{"n": ' + "7" * 5_000 + "}", "c.json"), r"c\.json: malformed JSON: Exceeds the limit",
+              "invalid_json")]
     for parse, message, reason in cases:
         with pytest.raises(DocumentError, match=message) as e:
             parse()
