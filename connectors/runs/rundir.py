@@ -22,8 +22,10 @@ only when that process is gone (same host, PID no longer alive).
 
 Nothing is written outside ``<out>``: the job and the run id must be path names
 (``connectors.runs.paths.safe_name``), every path is joined by ``join_under``, an object store's
-bucket must already exist (``connectors.runs.output.check_run_root``; it is never created), and a
-failed write names the file it was writing.
+bucket must already exist (``connectors.runs.output.check_run_root``; it is never created), a
+symbolic link below the run root on the way to the run (``<out>/<job>``, the run's folder or, on
+resume, anything inside it) is refused naming it (``connectors.runs.output.refuse_links``: the run
+makes no link, so one there was planted), and a failed write names the file it was writing.
 """
 from __future__ import annotations
 
