@@ -218,7 +218,7 @@ def task_groups(data: dict) -> dict[str, str]:
 
     ``group_subtasks`` (0.4.2 on) names each group's members. Early 0.4 has only ``groups`` (the group
     metrics) and lists ``results`` as lm-eval prints them: a group, then its subgroups and tasks (aliases
-    indented " - ", "  - "); a task belongs to the last top-level group listed before it.
+    indented " - ", "  - "); an indented entry belongs to the last top-level group listed before it.
     """
     parent: dict[str, str] = {}
     subtasks = data.get("group_subtasks")
@@ -241,9 +241,9 @@ def task_groups(data: dict) -> dict[str, str]:
     out, current = {}, None
     for name, metrics in data["results"].items():
         alias = metrics.get("alias", name) if isinstance(metrics, dict) else name
-        if name in groups:
-            if isinstance(alias, str) and not alias.startswith((" ", "-")):
-                current = name
+        top = not (isinstance(alias, str) and alias.startswith((" ", "-")))  # lm-eval indents a group's members
+        if top:
+            current = name if name in groups else None
         elif current is not None:
             out[name] = current
     return out

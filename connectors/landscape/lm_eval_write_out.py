@@ -9,7 +9,7 @@ the dataset's index), ``prompt_<i>`` (request ``i``'s arguments joined: context 
 ``MultipleChoiceTask`` and Winogrande, else ``doc_to_target(doc)``) and each metric as a string
 (``"acc": "1.0"``). The file is read record by record like an early-0.4 JSON array
 (``lm_eval_records.iter_records``), each object turned into a record here. The document itself is not
-written, so items follow the generic rule: the context is the prompts' common part up to the space that starts the continuations.
+written, so items follow the generic rule (``split_prompts`` says where the context ends).
 """
 from __future__ import annotations
 
@@ -25,11 +25,15 @@ _NUMBERED = re.compile(r"(?P<kind>prompt|logit)_(?P<i>\d+)$")
 
 def split_prompts(prompts: list[str]) -> tuple[list[str], list[str]]:
     """(contexts, continuations) of one document's joined prompts: lm-eval's continuations start with the
-    target delimiter " ", so the context ends at the last space of the prompts' common prefix."""
+    target delimiter " ", so the context ends at a space of the prompts' common prefix: the one after the
+    last line's "Label:" (v0.3's question-answer prompts end "Answer:"), else the last one. Options that
+    share their first words with no such label before them keep those words in the context."""
     if len(prompts) < 2:
         raise RecordError(f"{len(prompts)} prompt(s): a multiple-choice document has one per option")
     prefix = os.path.commonprefix(prompts)
-    cut = prefix.rfind(" ")
+    line = prefix.rfind("\n") + 1
+    colon = prefix.rfind(": ", line)  # "Answer: ": options may share their first words ("Planetary days ...")
+    cut = colon + 1 if colon >= 0 else prefix.rfind(" ")
     if cut < 0:
         raise RecordError("the prompts share no context ending in a space: cannot tell context from continuation")
     return [p[:cut] for p in prompts], [p[cut:] for p in prompts]
