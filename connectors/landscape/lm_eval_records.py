@@ -112,7 +112,14 @@ def iter_parquet_records(path: str, batch_rows: int = 1024) -> Iterator[tuple[in
         raise LmEvalError(f"{path}: not a Parquet file ({str(exc)[:120]})") from exc
     row = 0
     with handle:
-        for batch in parquet.iter_batches(batch_size=batch_rows):
+        batches = parquet.iter_batches(batch_size=batch_rows)
+        while True:
+            try:
+                batch = next(batches, None)
+            except (OSError, ValueError) as exc:  # a damaged row group: what follows row N cannot be located
+                raise LmEvalError(f"{path}: row {row + 1} on: unreadable Parquet ({str(exc)[:120]})") from exc
+            if batch is None:
+                return
             for record in batch.to_pylist():
                 row += 1
                 yield row, record, None

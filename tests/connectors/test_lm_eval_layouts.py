@@ -13,7 +13,7 @@ import pyarrow.json as paj
 import pyarrow.parquet as pq
 import pytest
 
-from connectors.landscape.lm_eval import find_lm_eval_runs, group_of, read_lm_eval_samples, task_groups
+from connectors.landscape.lm_eval import LmEvalError, find_lm_eval_runs, group_of, read_lm_eval_samples, task_groups
 from connectors.landscape.lm_eval_items import document_item
 from connectors.landscape.lm_eval_records import SAMPLE_SCHEMA
 
@@ -55,7 +55,14 @@ def test_parquet_details_rows_read_as_the_jsonl_they_were_made_from(task, tmp_pa
 def test_a_parquet_file_that_is_not_parquet_is_one_named_error(tmp_path):
     bad = tmp_path / f"samples_arc_challenge_{DATE}.parquet"
     bad.write_bytes(b"PAR1 not really")
-    with pytest.raises(ValueError, match=f"^{bad}: not a Parquet file"):
+    with pytest.raises(LmEvalError, match=f"^{bad}: not a Parquet file"):
+        read_lm_eval_samples(str(bad))
+    good = tmp_path / "good.parquet"
+    pq.write_table(paj.read_json(NEW / f"samples_copa_{DATE}.jsonl"), good, row_group_size=2)
+    data = bytearray(good.read_bytes())
+    data[200:260] = b"\x00" * 60  # inside the second row group's pages
+    bad.write_bytes(bytes(data))
+    with pytest.raises(LmEvalError, match=f"^{bad}: row [0-9]+ on: unreadable Parquet"):
         read_lm_eval_samples(str(bad))
 
 
