@@ -92,5 +92,6 @@ def test_generation_task_and_empty_folder_are_clear_errors(tmp_path):
                                           "log-likelihoods"):
         read_lm_eval_samples(str(path))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(LmEvalError, match=r"no samples_<task>_<date>.jsonl \(or .parquet\) files, nor early-0.4 .* nor v0.3 <task>_write_out_info.json"):
+    with pytest.raises(LmEvalError, match=r"no samples_<task>_<date>.jsonl \(or .parquet\) files, nor early-0.4 .* "
+                                          "nor v0.3 <task>_write_out_info.json"):
         find_lm_eval_runs(str(tmp_path / "empty"))
