@@ -5,7 +5,8 @@ File names, all real:
 - 0.4.3 on (``EvaluationTracker``): ``<output>/<model_name_sanitized>/samples_<task>_<date>.jsonl``
   beside ``results_<date>.json`` (``<name>_<date>.json`` beside the samples when ``--output_path``
   named a ``.json`` file); the same records as Parquet rows (``samples_<task>_<date>.parquet``: the Open
-  LLM Leaderboard's "details" datasets, pushed by ``EvaluationTracker`` and served by the Hub as Parquet);
+  LLM Leaderboard's "details" datasets, pushed by ``EvaluationTracker`` and served by the Hub as Parquet),
+  and the first leaderboard's ``details_<task>_<date>.parquet`` (``connectors.landscape.lm_eval_details``);
 - 0.4.0-0.4.2 and the main branch of April 2024: ``<output>/<model_args sanitized>_<task>.jsonl``
   (JSON lines, or one JSON array) beside one ``results.json`` (model args with ``/`` and ``=`` made ``__``,
   ``pretrained__ORG__MODEL``; from commit e9a40543 only ``/`` and other characters Windows refuses,
@@ -37,6 +38,7 @@ from typing import Any
 import fsspec
 import pyarrow as pa
 
+from connectors.landscape.lm_eval_details import DETAILS_FILE, details_record, is_details_row
 from connectors.landscape.lm_eval_records import (
     NORMALISATIONS,
     SAMPLE_SCHEMA,
@@ -148,7 +150,7 @@ def read_lm_eval_samples(path: str, task: str | None = None, normalisation: str 
     if normalisation not in NORMALISATIONS:
         raise ValueError(f"normalisation {normalisation!r} is not one of {NORMALISATIONS}")
     name = PurePosixPath(path).name
-    match = SAMPLES_FILE.search(name)
+    match = SAMPLES_FILE.search(name) or DETAILS_FILE.search(name)
     write_out = WRITE_OUT_FILE.match(name)
     task = task or (match.group("task") if match else write_out.group("task") if write_out else name.removesuffix(".jsonl"))
     rows, rejected = [], []
@@ -158,9 +160,9 @@ def read_lm_eval_samples(path: str, task: str | None = None, normalisation: str 
         records += 1
         if problem is None and not isinstance(record, dict):
             problem = f"a JSON {_json_type(record)}, not an object"
-        if problem is None and write_out:
+        if problem is None and (write_out or is_details_row(record)):
             try:
-                record = as_record(record)
+                record = as_record(record) if write_out else details_record(record, line - 1)
             except RecordError as exc:
                 problem = str(exc)
         if problem is not None:
@@ -323,6 +325,8 @@ def find_lm_eval_runs(root: str) -> list[LmEvalRun]:
             res_path = results.get((folder, m.group("date")))
             info = infos.get(res_path, {}) if res_path else {}
             runs.append(_run(m.group("task"), m.group("date"), path, res_path, info, folder))
+        elif d := DETAILS_FILE.search(p.name):
+            runs.append(_run(d.group("task"), d.group("date"), path, None, {}, folder))
         elif w := WRITE_OUT_FILE.match(p.name):
             res_path = results.get((folder, None))
             runs.append(_run(w.group("task"), None, path, res_path, infos.get(res_path, {}) if res_path else {}, folder))

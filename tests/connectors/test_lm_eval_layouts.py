@@ -82,6 +82,35 @@ def test_early_partial_evaluation_with_one_flat_pair_reads_as_the_list_layout(tm
     assert len(got) == len(flat) == 6
 
 
+def details_row(record: dict) -> dict:
+    """A first-leaderboard details row, field by field as lighteval's ``DetailsLogger.log`` wrote it
+    (huggingface/lighteval @ 010dc620955ceb369733b9958714969761083eb1, src/lighteval/logging/info_loggers.py:
+    ``example`` = doc.query, ``full_prompt`` = doc.ctx, ``predictions`` = per choice (log-likelihood, argmax = gold),
+    ``choices``, ``gold_index`` as a list, ``metrics``), with the real 0.4.13 record's values."""
+    args = list(record["arguments"].values())
+    return {"example": args[0]["arg_0"], "instruction": "", "full_prompt": args[0]["arg_0"], "num_effective_few_shots": 0,
+            "num_asked_few_shots": 0, "predictions": [[float(ll), greedy == "True"] for ll, greedy in record["filtered_resps"]],
+            "input_tokens": [[1, 2]] * len(args), "cont_tokens": [[3]] * len(args), "truncated": [0] * len(args),
+            "padded": [0] * len(args), "gold": [], "choices": [a["arg_1"] for a in args],
+            "gold_index": [int(record["target"])], "metrics": {"acc": record["acc"], "acc_norm": record["acc_norm"]}}
+
+
+def test_first_leaderboard_details_rows_read_as_their_records(tmp_path):
+    import pyarrow as pa
+
+    source = records(NEW / f"samples_arc_challenge_{DATE}.jsonl")
+    path = tmp_path / "details_harness|arc:challenge|25_2023-10-01T12-00-00.000000.parquet"
+    pq.write_table(pa.Table.from_pylist([details_row(r) for r in source]), path)
+    (run,) = find_lm_eval_runs(str(tmp_path))
+    assert (run.task, run.date, run.problem) == ("harness|arc:challenge|25", "2023-10-01T12-00-00.000000", None)
+    samples = read_lm_eval_samples(run.samples_path, run.task)
+    assert samples.rejected == [] and samples.unit == "row"
+    for row, record in zip(samples.table.to_pylist(), source):
+        assert row["option_logprobs"] == [float(r[0]) for r in record["filtered_resps"]]
+        assert row["options"] == record["doc"]["choices"]["text"] and row["item_rule"] == "generic"
+        assert row["gold"] == int(record["target"]) and row["lm_eval_acc"] == record["acc"]
+
+
 def write_out_entry(record: dict, with_greedy: bool) -> dict:
     """A v0.3 ``--write_out`` object, field by field as lm-eval's v0.3 evaluator wrote it (master branch,
     lm_eval/evaluator.py @ 0bf683b4e6a9df359b3156ba9ba8d62bdd47e0c0, lines 218-397): ``prompt_<i>`` =
