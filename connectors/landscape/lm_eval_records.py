@@ -1,12 +1,15 @@
 """One lm-evaluation-harness samples file, record by record, as landscape rows or named rejections.
 
-Two layouts, both real (lm-eval's ``evaluator.py`` builds the record, its writers differ):
+The record layouts, all real (lm-eval's ``evaluator.py`` builds the record, its writers differ; v0.3
+write-out objects and first-leaderboard details rows are turned into records by
+``lm_eval_write_out`` and ``lm_eval_details``):
 - 0.4.3 on (``EvaluationTracker.save_results_samples``): JSON lines, one object per document and
   filter; ``arguments`` as ``{"gen_args_<i>": {"arg_0": context, "arg_1": continuation}}``,
   ``resps``/``filtered_resps`` values as strings (``sanitize_list``), ``target`` as ``str``.
 - 0.4.0-0.4.2 (``__main__.py``): one JSON array, ``indent=2``, in a file still named ``.jsonl``;
   ``arguments`` as a list of pairs, numbers and booleans as JSON values, ``target`` as written by the
   task (an int for an index), no ``filter`` key (``none``). A record is named by the line it starts on.
+- the 0.4.3-on records as Parquet rows (``iter_parquet_records``), named by their row.
 
 What a record means follows lm-eval's ``ConfigurableTask.process_results`` for ``multiple_choice``:
 the prediction is the argmax of the per-option log-likelihoods (first on ties); with
