@@ -251,3 +251,39 @@ def test_schema_keeps_every_column_and_adds_the_contract():
     assert names[:16] == ["id", "source_id", "benchmark", "perturbation", "variant", "doc_id", "question", "options", "k",
                           "gold", "option_logprobs", "is_greedy", "filter", "lm_eval_acc", "probability", "error"]
     assert names[16:] == ["continuations", "label_mass", "item_rule", "task", "group", "model"]
+
+
+SMOLLM2 = FIXTURES / "smollm2-v0.4.13" / "smollm2-135m"
+SMOLLM2_TASKS = {"ba_mmlu_anatomy": ("letters", "mmlu", "ba_mmlu"), "ba_mmlu_astronomy": ("letters", "mmlu", "ba_mmlu"),
+                 "ba_piqa": ("continuations", "piqa", None), "ba_winogrande": ("continuations", "winogrande", None)}
+
+
+@pytest.mark.parametrize("task", sorted(SMOLLM2_TASKS))
+def test_real_smollm2_run_a_letter_group_an_option_text_task_and_a_partial_evaluation(task):
+    """lm-eval 0.4.13 itself on the smollm2 fixture (tests/fixtures/lm_eval/README.md): the letter subtasks are
+    pooled into their group from group_subtasks, read as letters with their label mass; lm-eval's acc (and acc_norm
+    with length normalisation) reproduced per record and as results_<date>.json reports it."""
+    kind, rule, group = SMOLLM2_TASKS[task]
+    runs = {r.task: r for r in find_lm_eval_runs(str(SMOLLM2.parent))}
+    run = runs[task]
+    assert (run.group, run.model, run.problem) == (group, "smollm2-135m", None)
+    path = next(SMOLLM2.glob(f"samples_{task}_*.jsonl"))
+    raw = records(path)
+    for normalisation in ("raw", "length"):
+        samples = read_lm_eval_samples(run.samples_path, task, normalisation, run.model, run.group)
+        assert samples.rejected == [] and samples.probability == kind
+        table = samples.table.to_pylist()
+        assert {r["item_rule"] for r in table} == {rule} and {r["group"] for r in table} == {group}
+        for row, record in zip(table, raw):
+            lls = [float(r[0]) for r in record["filtered_resps"]]
+            metric = "acc_norm" if normalisation == "length" and kind == "continuations" and "acc_norm" in record else "acc"
+            assert float(int(np.argmax(row["option_logprobs"])) == row["gold"]) == record[metric]
+            if kind == "letters":
+                assert row["option_logprobs"] == lls and row["continuations"] == [" A", " B", " C", " D"]
+                assert row["label_mass"] == pytest.approx(math.fsum(math.exp(x) for x in lls), rel=1e-12)
+                assert row["question"] == record["doc"]["question"] and row["options"] == record["doc"]["choices"]
+            else:
+                assert math.isnan(row["label_mass"])
+    results = json.loads(next(SMOLLM2.glob("results_*.json")).read_text())["results"]
+    accs = [float(int(np.argmax(r["option_logprobs"])) == r["gold"]) for r in read_lm_eval_samples(str(path), task).table.to_pylist()]
+    assert sum(accs) / len(accs) == pytest.approx(results[task]["acc,none"], abs=1e-12)
