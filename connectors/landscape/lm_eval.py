@@ -1,27 +1,28 @@
-"""lm-evaluation-harness outputs: ``--log_samples`` files and their results files, for landscapes
-without running a model.
+"""lm-evaluation-harness outputs, every layout it has written, read as one schema (``SAMPLE_SCHEMA``) for
+landscapes without running a model.
 
-File names, both real:
+File names, all real:
 - 0.4.3 on (``EvaluationTracker``): ``<output>/<model_name_sanitized>/samples_<task>_<date>.jsonl``
   beside ``results_<date>.json`` (``<name>_<date>.json`` beside the samples when ``--output_path``
-  named a ``.json`` file);
+  named a ``.json`` file); the same records as Parquet rows (``samples_<task>_<date>.parquet``: the Open
+  LLM Leaderboard's "details" datasets, pushed by ``EvaluationTracker`` and served by the Hub as Parquet),
+  and the first leaderboard's ``details_<task>_<date>.parquet`` (``connectors.landscape.lm_eval_details``);
 - 0.4.0-0.4.2 and the main branch of April 2024: ``<output>/<model_args sanitized>_<task>.jsonl``
-  beside one ``results.json`` (model args with ``/`` and ``=`` made ``__``, ``pretrained__ORG__MODEL``;
-  from commit e9a40543 only ``/`` and other characters Windows refuses, ``pretrained=ORG__MODEL``).
-  The name alone cannot say where the model args end and the task begins (``arc_easy``), so the
-  task is the longest task of ``results.json`` the name ends with.
+  (JSON lines, or one JSON array) beside one ``results.json`` (model args with ``/`` and ``=`` made ``__``,
+  ``pretrained__ORG__MODEL``; from commit e9a40543 only ``/`` and other characters Windows refuses,
+  ``pretrained=ORG__MODEL``). The name alone cannot say where the model args end and the task begins
+  (``arc_easy``), so the task is the longest task of ``results.json`` the name ends with;
+- v0.3 ``--write_out``: ``<task>_write_out_info.json`` (``connectors.landscape.lm_eval_write_out``), the
+  model named by a ``results.json`` beside it, else by the folder.
 
 The results file gives the model (``model_name``, else ``pretrained=`` of the model args, else the
-folder name), each task's metrics (``"acc,none"``) and its ``output_type``: a task that is not
-``multiple_choice`` is refused up front, naming the task and file. Records are read by
-``connectors.landscape.lm_eval_records``.
-
-**What the numbers are.** lm-eval scores each option as a continuation of the context: the
-summed log-likelihood of the option's tokens (``" Paris"``), one sequence per option. A softmax
-over those is a different distribution from the final-position label distribution this suite's
-backends read (one forward, the letters ``A``..``D``): long options are penalised, and nothing
-says where the rest of the mass went. Rows carry ``probability = "continuation_loglikelihood"``
-and a report must say which kind it shows.
+folder name), each task's metrics (``"acc,none"``), its ``output_type`` (a task that is not
+``multiple_choice`` is refused up front, naming the task and file) and its group: the root of
+``group_subtasks`` (0.4.2 on), else the top-level entry of ``groups`` that precedes the task in
+``results`` (early 0.4 lists a group, its subgroups, then their tasks), else ``mmlu`` for ``mmlu_*``.
+Records are read by ``connectors.landscape.lm_eval_records``, the items from their documents
+(``connectors.landscape.lm_eval_items``); each row says which probability it holds (``letters`` with
+its label mass, or ``continuations``).
 """
 from __future__ import annotations
 
@@ -37,21 +38,24 @@ from typing import Any
 import fsspec
 import pyarrow as pa
 
+from connectors.landscape.lm_eval_details import DETAILS_FILE, details_record, is_details_row
 from connectors.landscape.lm_eval_records import (
-    PROBABILITY_KIND,
+    NORMALISATIONS,
     SAMPLE_SCHEMA,
     LmEvalError,
     RecordError,
     doc_id_of,
+    iter_parquet_records,
     iter_records,
     record_row,
     request_kind,
 )
+from connectors.landscape.lm_eval_write_out import WRITE_OUT_FILE, as_record
 
-__all__ = ["PROBABILITY_KIND", "SAMPLE_SCHEMA", "LmEvalError", "LmEvalRun", "LmEvalSamples", "find_lm_eval_runs",
+__all__ = ["NORMALISATIONS", "SAMPLE_SCHEMA", "LmEvalError", "LmEvalRun", "LmEvalSamples", "find_lm_eval_runs",
            "read_lm_eval_results", "read_lm_eval_samples"]
 
-SAMPLES_FILE = re.compile(r"samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
+SAMPLES_FILE = re.compile(r"samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.(?:jsonl|parquet)$")
 # results_<date>.json, or <stem>_<date>.json when --output_path named a .json file (samples then beside it)
 RESULTS_FILE = re.compile(r"_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.json$")
 EARLY_RESULTS = "results.json"
@@ -72,8 +76,14 @@ class LmEvalSamples:
     date: str | None
     table: pa.Table
     rejected: list[dict[str, Any]] = field(default_factory=list)
-    probability: str = PROBABILITY_KIND
     records: int = 0
+    unit: str = "line"  # what a rejection's "line" counts: a line of a JSON file, a row of a Parquet file
+
+    @property
+    def probability(self) -> str | None:
+        """``letters`` or ``continuations`` (both joined by "+" if a task mixes them); None without rows."""
+        kinds = sorted(set(self.table.column("probability").to_pylist()))
+        return "+".join(kinds) if kinds else None
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,7 @@ class LmEvalRun:
     output_type: str | None = None
     problem: str | None = None
     notes: tuple[str, ...] = ()
+    group: str | None = None
 
 
 def refusal(task: str, path: str, kind: str, source: str) -> str:
@@ -120,24 +131,40 @@ def _dropped_duplicates(lines_of: dict[tuple[int, str], list[int]], rows: list[d
     return [row for row in rows if row["_line"] not in repeated]
 
 
-def read_lm_eval_samples(path: str, task: str | None = None) -> LmEvalSamples:
-    """Read one samples file (either layout); bad records are returned with their line and reason.
+def _records(path: str, name: str):
+    if name.endswith(".parquet"):
+        return iter_parquet_records(path)
+    with fsspec.open(path, "rb") as fh:
+        raw = fh.read()
+    return iter_records(path, raw)
+
+
+def read_lm_eval_samples(path: str, task: str | None = None, normalisation: str = "raw", model: str | None = None,
+                         group: str | None = None) -> LmEvalSamples:
+    """Read one samples file (any layout); bad records are returned with their line (row) and reason.
 
     A file whose requests are not multiple choice (``generate_until``, ``loglikelihood_rolling``,
     ``loglikelihood``) is an ``LmEvalError`` naming the task and file, not a set of rejections.
+    ``normalisation`` (``raw`` or ``length``) applies to continuation log-likelihoods, never to letters.
     """
+    if normalisation not in NORMALISATIONS:
+        raise ValueError(f"normalisation {normalisation!r} is not one of {NORMALISATIONS}")
     name = PurePosixPath(path).name
-    match = SAMPLES_FILE.search(name)
-    task = task or (match.group("task") if match else name.removesuffix(".jsonl"))
-    with fsspec.open(path, "rb") as fh:
-        raw = fh.read()
+    match = SAMPLES_FILE.search(name) or DETAILS_FILE.search(name)
+    write_out = WRITE_OUT_FILE.match(name)
+    task = task or (match.group("task") if match else write_out.group("task") if write_out else name.removesuffix(".jsonl"))
     rows, rejected = [], []
     lines_of: dict[tuple[int, str], list[int]] = defaultdict(list)
     records, kind_known = 0, False
-    for line, record, problem in iter_records(path, raw):
+    for line, record, problem in _records(path, name):
         records += 1
         if problem is None and not isinstance(record, dict):
             problem = f"a JSON {_json_type(record)}, not an object"
+        if problem is None and (write_out or is_details_row(record)):
+            try:
+                record = as_record(record) if write_out else details_record(record, line - 1)
+            except RecordError as exc:
+                problem = str(exc)
         if problem is not None:
             rejected.append({"line": line, "id": None, "reason": problem})
             continue
@@ -147,16 +174,17 @@ def read_lm_eval_samples(path: str, task: str | None = None) -> LmEvalSamples:
             except RecordError:
                 kind = None  # this record's own rejection says why; the next one decides
             if kind is not None and kind != READABLE:
-                raise LmEvalError(refusal(task, path, kind, f"line {line}'s requests"))
+                unit = "row" if name.endswith(".parquet") else "line"
+                raise LmEvalError(refusal(task, path, kind, f"{unit} {line}'s requests"))
             kind_known = kind is not None
         try:
             doc_id = doc_id_of(record)
             lines_of[(doc_id, str(record.get("filter", "none")))].append(line)
-            row = record_row(record, task)
+            row = record_row(record, task, normalisation, model, group)
         except RecordError as exc:
             doc = record.get("doc_id")
-            rejected.append({"line": line, "id": f"{task}:{doc}" if isinstance(doc, int) and not isinstance(doc, bool)
-                             else None, "reason": str(exc)})
+            named = isinstance(doc, int) and not isinstance(doc, bool) and doc.bit_length() < 64
+            rejected.append({"line": line, "id": f"{task}:{doc}" if named else None, "reason": str(exc)})
             continue
         rows.append({**row, "_line": line})
     if records == 0:
@@ -164,7 +192,8 @@ def read_lm_eval_samples(path: str, task: str | None = None) -> LmEvalSamples:
     rows = _dropped_duplicates(lines_of, rows, rejected, task)
     table = pa.Table.from_pylist([{k: v for k, v in r.items() if k != "_line"} for r in rows], schema=SAMPLE_SCHEMA)
     return LmEvalSamples(path, task, match.group("date") if match else None, table,
-                         sorted(rejected, key=lambda r: r["line"]), records=records)
+                         sorted(rejected, key=lambda r: r["line"]), records=records,
+                         unit="row" if name.endswith(".parquet") else "line")
 
 
 def read_lm_eval_results(path: str) -> dict[str, Any]:
@@ -182,8 +211,52 @@ def read_lm_eval_results(path: str) -> dict[str, Any]:
     model = data.get("model_name") or _pretrained(config.get("model_args")) or config.get("model")
     return {"model": model, "model_args": config.get("model_args"), "results": data["results"],
             "output_types": {t: c.get("output_type") for t, c in configs.items() if isinstance(c, dict)},
-            "tasks": sorted(set(data["results"]) | set(configs)),
+            "tasks": sorted(set(data["results"]) | set(configs)), "groups": task_groups(data),
             "n_samples": data.get("n-samples", {}), "versions": data.get("versions", {}), "path": path}
+
+
+def task_groups(data: dict) -> dict[str, str]:
+    """Task -> the lm-eval group it is pooled into (the root, for nested groups like mmlu > mmlu_stem).
+
+    ``group_subtasks`` (0.4.2 on) names each group's members. Early 0.4 has only ``groups`` (the group
+    metrics) and lists ``results`` as lm-eval prints them: a group, then its subgroups and tasks (aliases
+    indented " - ", "  - "); an indented entry belongs to the last top-level group listed before it.
+    """
+    parent: dict[str, str] = {}
+    subtasks = data.get("group_subtasks")
+    if isinstance(subtasks, dict):
+        for group, members in subtasks.items():
+            for member in members if isinstance(members, list) else []:
+                if isinstance(member, str) and member != group:
+                    parent[member] = group
+        out = {}
+        for task in parent:
+            root, seen = task, set()
+            while root in parent and root not in seen:
+                seen.add(root)
+                root = parent[root]
+            out[task] = root
+        return {t: g for t, g in out.items() if t not in subtasks or not subtasks[t]}
+    groups = data.get("groups")
+    if not isinstance(groups, dict) or not groups:
+        return {}
+    out, current = {}, None
+    for name, metrics in data["results"].items():
+        alias = metrics.get("alias", name) if isinstance(metrics, dict) else name
+        top = not (isinstance(alias, str) and alias.startswith((" ", "-")))  # lm-eval indents a group's members
+        if top:
+            current = name if name in groups else None
+        elif current is not None:
+            out[name] = current
+    return out
+
+
+def group_of(task: str, info: dict) -> str | None:
+    """The task's lm-eval group from its results file, else its family for MMLU subjects (``mmlu_*``)."""
+    found = (info.get("groups") or {}).get(task)
+    if found:
+        return found
+    return "mmlu" if task.startswith("mmlu_") else None
 
 
 def _pretrained(model_args: Any) -> str | None:
@@ -215,7 +288,7 @@ def _run(task: str, date: str | None, path: str, res_path: str | None, info: dic
     notes = (f"{info['error']}; the model is named after the folder and lm-eval's metrics are unknown",) \
         if "error" in info else ()
     return LmEvalRun(task, date, path, res_path, info.get("model") or PurePosixPath(folder).name, _metrics(info, task),
-                     kind, problem, notes)
+                     kind, problem, notes, group_of(task, info))
 
 
 def _early_task(name: str, tasks: list[str]) -> str | None:
@@ -252,6 +325,11 @@ def find_lm_eval_runs(root: str) -> list[LmEvalRun]:
             res_path = results.get((folder, m.group("date")))
             info = infos.get(res_path, {}) if res_path else {}
             runs.append(_run(m.group("task"), m.group("date"), path, res_path, info, folder))
+        elif d := DETAILS_FILE.search(p.name):
+            runs.append(_run(d.group("task"), d.group("date"), path, None, {}, folder))
+        elif w := WRITE_OUT_FILE.match(p.name):
+            res_path = results.get((folder, None))
+            runs.append(_run(w.group("task"), None, path, res_path, infos.get(res_path, {}) if res_path else {}, folder))
         elif p.suffix == ".jsonl":
             res_path = results.get((folder, None))
             info = infos.get(res_path, {}) if res_path else {}
@@ -264,6 +342,7 @@ def find_lm_eval_runs(root: str) -> list[LmEvalRun]:
                 continue
             runs.append(_run(task, None, path, res_path, info, folder))
     if not runs:
-        raise LmEvalError(f"{root}: no samples_<task>_<date>.jsonl files (nor early-0.4 <model args>_<task>.jsonl beside "
-                          "results.json); run lm-eval with --log_samples --output_path")
+        raise LmEvalError(f"{root}: no samples_<task>_<date>.jsonl (or .parquet) files, nor early-0.4 <model args>_<task>.jsonl "
+                          "beside results.json, nor v0.3 <task>_write_out_info.json; run lm-eval with --log_samples "
+                          "--output_path")
     return runs

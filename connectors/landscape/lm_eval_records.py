@@ -1,23 +1,34 @@
 """One lm-evaluation-harness samples file, record by record, as landscape rows or named rejections.
 
-Two layouts, both real (lm-eval's ``evaluator.py`` builds the record, its writers differ):
+The record layouts, all real (lm-eval's ``evaluator.py`` builds the record, its writers differ; v0.3
+write-out objects and first-leaderboard details rows are turned into records by
+``lm_eval_write_out`` and ``lm_eval_details``):
 - 0.4.3 on (``EvaluationTracker.save_results_samples``): JSON lines, one object per document and
   filter; ``arguments`` as ``{"gen_args_<i>": {"arg_0": context, "arg_1": continuation}}``,
   ``resps``/``filtered_resps`` values as strings (``sanitize_list``), ``target`` as ``str``.
 - 0.4.0-0.4.2 (``__main__.py``): one JSON array, ``indent=2``, in a file still named ``.jsonl``;
   ``arguments`` as a list of pairs, numbers and booleans as JSON values, ``target`` as written by the
   task (an int for an index), no ``filter`` key (``none``). A record is named by the line it starts on.
+- the 0.4.3-on records as Parquet rows (``iter_parquet_records``), named by their row.
 
 What a record means follows lm-eval's ``ConfigurableTask.process_results`` for ``multiple_choice``:
 the prediction is the argmax of the per-option log-likelihoods (first on ties); with
 ``acc_mutual_info`` the requests are doubled by the unconditional ``("", option)`` pairs (after the
 options from 0.4.3, interleaved with them before), and ``acc`` reads the conditional ones. A
 ``multiple_input`` task (Winogrande, "partial scoring") puts the options in the contexts and scores
-one shared continuation; its gold index is ``doc_to_text(doc)``, which the samples do not record,
-so it is read from the document's Winogrande fields (``sentence``, ``option1``, ``option2``,
-``answer`` "1"/"2"), as lm-eval's winogrande and xwinograd tasks define it.
+one shared continuation (early 0.4 could keep only one flat ``[context, continuation]`` pair beside
+one answer per option); its gold index is ``doc_to_text(doc)``, which the samples do not record, so
+it is read from the document's Winogrande fields.
 Where a record carries lm-eval's own ``acc``, the row's correctness must equal it, or the record is
 rejected: what the landscape shows is what lm-eval scored.
+
+The item (question, option texts, gold) comes from the document by task family
+(``connectors.landscape.lm_eval_items``), the rule named in ``item_rule``. The probability is said per
+row: ``letters`` where every continuation is a single option label (" A".." D", MMLU's default prompt):
+the log-likelihoods are the letter distribution at one position restricted to the labels, and their
+mass Σ exp(loglik) is the row's ``label_mass``; otherwise ``continuations``: each option's summed
+continuation log-likelihood, ``raw`` or divided by its length in characters (``length``, lm-eval's
+``acc_norm``), with no label mass.
 
 A bad record is a rejection naming its line and reason (not JSON, not UTF-8, not an object, a
 ``doc_id`` that is not an integer or repeats, ...); a file whose requests are not multiple choice
@@ -27,23 +38,30 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
+import fsspec
 import numpy as np
 import pyarrow as pa
 
 from audit.mcqa.items import LETTERS, gold_index_problem, options_problem
+from connectors.landscape.lm_eval_items import GENERIC, document_item
 
-PROBABILITY_KIND = "continuation_loglikelihood"
+LETTER_PROBABILITY = "letters"  # every continuation a single option label: the letter distribution, with its label mass
+CONTINUATION_PROBABILITY = "continuations"  # the options' continuation log-likelihoods, raw or per character
+NORMALISATIONS = ("raw", "length")
 SAMPLE_SCHEMA = pa.schema([
     ("id", pa.string()), ("source_id", pa.string()), ("benchmark", pa.string()), ("perturbation", pa.string()),
     ("variant", pa.int64()), ("doc_id", pa.int64()), ("question", pa.string()), ("options", pa.list_(pa.string())),
     ("k", pa.int64()), ("gold", pa.int64()), ("option_logprobs", pa.list_(pa.float64())),
     ("is_greedy", pa.list_(pa.bool_())), ("filter", pa.string()), ("lm_eval_acc", pa.float64()),
     ("probability", pa.string()), ("error", pa.string()),
+    ("continuations", pa.list_(pa.string())), ("label_mass", pa.float64()), ("item_rule", pa.string()),
+    ("task", pa.string()), ("group", pa.string()), ("model", pa.string()),
 ])
-WINOGRANDE_ANSWER = {"1": 0, "2": 1}  # lm-eval's winogrande/xwinograd doc_to_text
+INT64 = (-(2**63), 2**63 - 1)
 
 
 class LmEvalError(ValueError):
@@ -76,7 +94,38 @@ def iter_records(path: str, raw: bytes) -> Iterator[tuple[int, Any, str | None]]
         except json.JSONDecodeError as exc:
             yield line_no, None, f"not JSON ({exc.msg})"
             continue
+        except (ValueError, RecursionError) as exc:  # an integer over Python's digit limit, nesting past the stack
+            yield line_no, None, f"not readable JSON ({type(exc).__name__}: {str(exc)[:80]})"
+            continue
         yield line_no, record, None
+
+
+def iter_parquet_records(path: str, batch_rows: int = 1024) -> Iterator[tuple[int, Any, str | None]]:
+    """(row, record, None) per row of a samples table stored as Parquet: the Open LLM Leaderboard's "details"
+    datasets are lm-eval's ``samples_<task>_<date>.jsonl`` pushed by ``EvaluationTracker`` and served by the
+    Hub as Parquet, one row per record, the JSON objects as structs (``arguments.gen_args_<i>``: null where a
+    record has fewer requests than the widest one), ``resps``/``filtered_resps`` as lists of strings.
+    Rows are numbered from 1, read batch by batch."""
+    import pyarrow.parquet as pq
+
+    try:
+        handle = fsspec.open(path, "rb").open()
+        parquet = pq.ParquetFile(handle)
+    except (OSError, ValueError) as exc:
+        raise LmEvalError(f"{path}: not a Parquet file ({str(exc)[:120]})") from exc
+    row = 0
+    with handle:
+        batches = parquet.iter_batches(batch_size=batch_rows)
+        while True:
+            try:
+                batch = next(batches, None)
+            except (OSError, ValueError) as exc:  # a damaged row group: what follows row N cannot be located
+                raise LmEvalError(f"{path}: row {row + 1} on: unreadable Parquet ({str(exc)[:120]})") from exc
+            if batch is None:
+                return
+            for record in batch.to_pylist():
+                row += 1
+                yield row, record, None
 
 
 def _array_records(path: str, raw: bytes) -> Iterator[tuple[int, Any, str | None]]:
@@ -121,12 +170,19 @@ def request_kind(record: dict) -> str:
         return "loglikelihood_rolling"
     if any(isinstance(a[1], dict) for a in args):
         return "generate_until"
-    return "loglikelihood" if len(args) == 1 else "multiple_choice"
+    resps = record.get("filtered_resps")
+    several = isinstance(resps, list) and len(resps) > 1  # one flat pair scored once per option: partial evaluation
+    return "loglikelihood" if len(args) == 1 and not several else "multiple_choice"
 
 
 def _arguments(arguments: Any) -> list[list[Any]]:
-    """Each request's arguments in order, from the sanitised dict (0.4.3 on) or the list of lists (0.4.0-0.4.2)."""
+    """Each request's arguments in order, from the sanitised dict (0.4.3 on; as Parquet rows a struct whose
+    requests a shorter record lacks are null), the list of lists (0.4.0-0.4.2), or one flat
+    ``[context, continuation]`` pair (early-0.4 partial evaluation, one answer per option in ``resps``)."""
+    if isinstance(arguments, list) and len(arguments) == 2 and all(isinstance(a, str) for a in arguments):
+        return [list(arguments)]
     if isinstance(arguments, dict):
+        arguments = {k: v for k, v in arguments.items() if v is not None}
         try:
             keys = sorted(arguments, key=lambda k: int(str(k).rsplit("_", 1)[-1]))
         except ValueError:
@@ -136,7 +192,8 @@ def _arguments(arguments: Any) -> list[list[Any]]:
             value = arguments[key]
             if not isinstance(value, dict):
                 raise RecordError(f"arguments[{key!r}] is not an object")
-            out.append([value[k] for k in sorted(value, key=lambda k: int(str(k).rsplit("_", 1)[-1]))])
+            out.append([value[k] for k in sorted(value, key=lambda k: int(str(k).rsplit("_", 1)[-1]))
+                        if value[k] is not None])
         return out
     if isinstance(arguments, list) and all(isinstance(a, list) for a in arguments):
         return arguments
@@ -162,9 +219,9 @@ def _float(value: Any) -> float:
         raise RecordError(f"log-likelihood {value!r:.40} is not a number") from None
 
 
-def _bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
+def _bool(value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value  # None: not recorded (lm-eval v0.3 kept only the log-likelihood of MultipleChoiceTask requests)
     if value in ("True", "False"):
         return value == "True"
     raise RecordError(f"is_greedy {value!r:.40} is not a boolean")
@@ -190,6 +247,8 @@ def doc_id_of(record: dict) -> int:
     value = record["doc_id"]
     if isinstance(value, bool) or not isinstance(value, int):
         raise RecordError(f"doc_id {json.dumps(value)[:40]} is not an integer")
+    if not INT64[0] <= value <= INT64[1]:
+        raise RecordError(f"doc_id is a {value.bit_length()}-bit integer, beyond the 64 bits of a document index")
     return value
 
 
@@ -215,22 +274,21 @@ def _gold_from_target(target: Any, options: list[str]) -> int:
     return hits[0]
 
 
-def _winogrande(doc: Any, contexts: list[str]) -> tuple[str, list[str], int]:
-    """(sentence, [option1, option2], gold) of a multiple-input record, from its Winogrande-layout document."""
-    fields = ("sentence", "option1", "option2", "answer")
-    if not isinstance(doc, dict) or any(not isinstance(doc.get(f), str) for f in fields):
+def _partial(doc: Any, task: str, contexts: list[str] | None, k: int) -> tuple[str, list[str], int]:
+    """(sentence, [option1, option2], gold) of a multiple-input record (the options are in the contexts, one
+    continuation shared), from its Winogrande-layout document. ``contexts`` is None when the record keeps one
+    flat pair for all its answers (early 0.4); otherwise each context must hold its option."""
+    found = document_item(doc, task, k)
+    if found is None or found[3] != "winogrande":
         raise RecordError("multiple_input record (the options are the contexts): lm-eval takes its gold from the task's "
                           "doc_to_text, which the samples do not record; only documents with Winogrande's sentence, "
-                          "option1, option2 and answer can be read")
-    if doc["answer"] not in WINOGRANDE_ANSWER:
-        raise RecordError(f"answer {doc['answer']!r:.20} is not '1' or '2'")
-    if len(contexts) != 2:
-        raise RecordError(f"{len(contexts)} contexts for Winogrande's two options")
-    stem = doc["sentence"].split("_", 1)[0]
-    for i, (context, option) in enumerate(zip(contexts, (doc["option1"], doc["option2"]))):
+                          "option1, option2 and answer '1'/'2' can be read")
+    sentence, options, gold, _ = found
+    stem = sentence.split("_", 1)[0]
+    for i, (context, option) in enumerate(zip(contexts or [], options)):
         if stem + option not in context:
             raise RecordError(f"context {i} does not contain option{i + 1} {option!r:.40} after the sentence's start")
-    return doc["sentence"], [doc["option1"], doc["option2"]], WINOGRANDE_ANSWER[doc["answer"]]
+    return sentence, options, gold
 
 
 def _unconditional_layout(pairs: list[tuple[str, str]]) -> str | None:
@@ -256,38 +314,79 @@ def _conditional(pairs: list[tuple[str, str]], resps: list[tuple[float, bool]]):
     return (pairs[: len(pairs) // 2], resps[: len(pairs) // 2]) if layout == "after" else (pairs[::2], resps[::2])
 
 
-def record_row(record: dict, task: str) -> dict[str, Any]:
-    """One record as a landscape row (``SAMPLE_SCHEMA`` fields), or a RecordError with the reason."""
-    doc_id = doc_id_of(record)
-    pairs = _pairs(record)
-    resps = _responses(record)
-    if len(resps) != len(pairs):
-        raise RecordError(f"{len(resps)} filtered_resps for {len(pairs)} requests")
-    metrics = record.get("metrics") if isinstance(record.get("metrics"), list) else list(record)
-    if "acc_mutual_info" in metrics or (len(pairs) > 2 and _unconditional_layout(pairs)):
-        pairs, resps = _conditional(pairs, resps)
-    contexts = [ctx for ctx, _ in pairs]
-    continuations = [cont for _, cont in pairs]
-    gold: int | None = None
-    if len(set(contexts)) > 1 and len(set(continuations)) == 1:
-        question, options, gold = _winogrande(record.get("doc"), contexts)
+def _scored_length(continuation: str) -> int:
+    """The characters lm-eval's acc_norm divides by: the choice without the target delimiter (" ") the
+    request put before it (``len(choice)`` of ``doc_to_choice`` in ``process_results``); at least 1."""
+    return max(len(continuation[1:] if continuation.startswith(" ") else continuation), 1)
+
+
+def is_letter_task(continuations: list[str]) -> bool:
+    """Every continuation a single option label in order (" A", " B", ...): its log-likelihoods are the
+    letter distribution at one position, restricted to the labels, so their mass means what it means for a
+    model run."""
+    return [c.strip() for c in continuations] == list(LETTERS[: len(continuations)])
+
+
+def probabilities(lls: list[float], continuations: list[str], normalisation: str) -> tuple[list[float], str, float]:
+    """(option log-probabilities, probability kind, label mass) of one record's conditional log-likelihoods."""
+    if is_letter_task(continuations):
+        return lls, LETTER_PROBABILITY, math.fsum(math.exp(x) for x in lls)
+    if normalisation == "length":
+        lls = [x / _scored_length(c) for x, c in zip(lls, continuations)]
+    return lls, CONTINUATION_PROBABILITY, float("nan")
+
+
+def _item(record: dict, task: str, contexts: list[str] | None, continuations: list[str]) -> tuple[str, list[str], int, str]:
+    """(question, options, gold, rule): a partial evaluation's from its Winogrande document; otherwise the task
+    family's document fields, else the generic rule (first context, stripped continuations, gold from target)."""
+    k = len(continuations)
+    if contexts is None or (len(set(contexts)) > 1 and len(set(continuations)) == 1):
+        return (*_partial(record.get("doc"), task, contexts, k), "winogrande")
+    found = document_item(record.get("doc"), task, k)
+    if found is not None:
+        question, options, gold, rule = found
     else:
-        question, options = contexts[0], [c.strip() for c in continuations]
-    problem = options_problem(options)
+        question, options, rule = contexts[0], [c.strip() for c in continuations], GENERIC
+        gold = None
+    # what lm-eval scored must be k distinct continuations; two documents' options reading alike (an MMLU item
+    # with options A and B both "687") is the item's defect to report, not a reason to drop what was scored
+    problem = options_problem([c.strip() for c in continuations])
     if problem is None:
         gold = _gold_from_target(record.get("target"), options) if gold is None else gold
         problem = gold_index_problem(gold, len(options))
     if problem:
         raise RecordError(f"{problem[0]}: {problem[1]}")
+    return question, options, gold, rule
+
+
+def record_row(record: dict, task: str, normalisation: str = "raw", model: str | None = None,
+               group: str | None = None) -> dict[str, Any]:
+    """One record as a landscape row (``SAMPLE_SCHEMA`` fields), or a RecordError with the reason."""
+    doc_id = doc_id_of(record)
+    pairs = _pairs(record)
+    resps = _responses(record)
+    flat = len(pairs) == 1 and len(resps) > 1  # early 0.4 partial evaluation: one pair kept, one answer per option
+    if flat:
+        contexts, continuations = None, [pairs[0][1]] * len(resps)
+    else:
+        if len(resps) != len(pairs):
+            raise RecordError(f"{len(resps)} filtered_resps for {len(pairs)} requests")
+        metrics = record.get("metrics") if isinstance(record.get("metrics"), list) else list(record)
+        if "acc_mutual_info" in metrics or (len(pairs) > 2 and _unconditional_layout(pairs)):
+            pairs, resps = _conditional(pairs, resps)
+        contexts, continuations = [ctx for ctx, _ in pairs], [cont for _, cont in pairs]
+    question, options, gold, rule = _item(record, task, contexts, continuations)
     lls = [r[0] for r in resps]
     acc = record.get("acc")
     lm_eval_acc = float(acc) if isinstance(acc, (int, float)) and not isinstance(acc, bool) else None
     if lm_eval_acc is not None and not np.isnan(lls).any() and float(int(np.argmax(lls)) == gold) != lm_eval_acc:
         raise RecordError(f"the gold option {LETTERS[gold]} read here disagrees with lm-eval's own acc "
                           f"{lm_eval_acc:g} for this record")
+    option_logprobs, kind, mass = probabilities(lls, continuations, normalisation)
     filt = str(record.get("filter", "none"))
     item_id = f"{task}:{doc_id}" if filt == "none" else f"{task}:{doc_id}@{filt}"
     return {"id": item_id, "source_id": item_id, "benchmark": task, "perturbation": "none", "variant": 0, "doc_id": doc_id,
-            "question": question, "options": options, "k": len(options), "gold": gold, "option_logprobs": lls,
+            "question": question, "options": options, "k": len(options), "gold": gold, "option_logprobs": option_logprobs,
             "is_greedy": [r[1] for r in resps], "filter": filt, "lm_eval_acc": lm_eval_acc,
-            "probability": PROBABILITY_KIND, "error": None}
+            "probability": kind, "error": None, "continuations": continuations, "label_mass": mass, "item_rule": rule,
+            "task": task, "group": group, "model": model}

@@ -12,7 +12,7 @@ or as a YAML list (``--models models.yaml``) when models need settings of their 
 """
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -87,6 +87,10 @@ class LandscapeConfig(BenchmarkInputs):
     from_lm_eval: Annotated[str | None, Flag(LM_EVAL, metavar="DIR")] = Field(
         None, description="read lm-eval --log_samples output (samples_<task>_<date>.jsonl, results_<date>.json) under DIR: "
                           "landscapes of its continuation log-likelihoods, no model run")
+    lm_eval_normalisation: Annotated[Literal["raw", "length"], Flag(LM_EVAL, requires="from_lm_eval")] = Field(
+        "raw", description="continuation log-likelihoods as logged (raw) or divided by the option's length in characters "
+                           "(length, as lm-eval's acc_norm); tasks whose continuations are single option letters are "
+                           "read as the letter distribution either way")
 
     def embedded(self) -> list[BenchmarkConfig]:
         return [shipped_mcqa()]

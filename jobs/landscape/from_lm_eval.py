@@ -1,9 +1,11 @@
 """``--from-lm-eval DIR``: landscape rows from lm-evaluation-harness ``--log_samples`` output, no model run.
 
-Each samples file is one (model, task); its per-option continuation log-likelihoods go through
-the same ``result_rows`` as a model's label log-probs, so points, MPD and flags are computed the
-same way -- but they are a different probability (see ``connectors.landscape.lm_eval``), and the summary
-and report say so. A re-analysis reads every item unless ``--sample N`` is given; then items are
+Each samples file is one (model, task); its per-option log-likelihoods go through the same
+``result_rows`` as a model's label log-probs, so points, MPD and flags are computed the same way. What
+they are is said per task (``connectors.landscape.lm_eval_records``): the letter distribution with its
+label mass where every continuation is an option letter (the label-mass warning then applies), else
+continuation log-likelihoods, raw or per character (``--lm-eval-normalisation``); the summary and report
+say which. A re-analysis reads every item unless ``--sample N`` is given; then items are
 drawn with the same seeded hash as a model run, so every model of a task keeps the same documents.
 When one model has several samples files for a task (reruns), the latest date is used and the
 others are listed in the manifest.
@@ -35,6 +37,12 @@ class LmEvalInputs:
     superseded: list[str]
     unreadable: list[dict]
 
+    @property
+    def probability(self) -> str:
+        """The run's probability kind: ``letters``, ``continuations``, or both joined by "+"."""
+        kinds = sorted({k for r in self.runs for k in (r["probability"] or "").split("+") if k})
+        return "+".join(kinds)
+
 
 def _latest(runs: list[LmEvalRun]) -> tuple[list[LmEvalRun], list[str]]:
     by_key: dict[tuple[str, str], LmEvalRun] = {}
@@ -48,17 +56,17 @@ def _unreadable(run: LmEvalRun, reason: str) -> dict:
     return {"model": run.model, "task": run.task, "samples": run.samples_path, "results": run.results_path, "reason": reason}
 
 
-def _read(run: LmEvalRun) -> tuple[LmEvalSamples | None, str | None]:
+def _read(run: LmEvalRun, cfg: LandscapeConfig) -> tuple[LmEvalSamples | None, str | None]:
     """The samples of one run, and why the task cannot be read (None when it can)."""
     if run.problem:
         return None, run.problem
     try:
-        samples = read_lm_eval_samples(run.samples_path, run.task)
+        samples = read_lm_eval_samples(run.samples_path, run.task, cfg.lm_eval_normalisation, run.model, run.group)
     except (LmEvalError, OSError) as exc:
         return None, str(exc) if run.samples_path in str(exc) else f"{run.samples_path}: {exc}"
     if samples.table.num_rows == 0:
         first = samples.rejected[0]
-        return samples, (f"{run.samples_path}: no readable record: all {samples.records} rejected (first, line "
+        return samples, (f"{run.samples_path}: no readable record: all {samples.records} rejected (first, {samples.unit} "
                          f"{first['line']}: {first['reason']})")
     return samples, None
 
@@ -67,10 +75,10 @@ def read_lm_eval_inputs(cfg: LandscapeConfig) -> LmEvalInputs:
     runs, superseded = _latest(find_lm_eval_runs(cfg.from_lm_eval))
     frames, items, rejected, described, unreadable = [], [], [], [], []
     for run in runs:
-        samples, problem = _read(run)
+        samples, problem = _read(run, cfg)
         if samples is not None:
             rejected += [{"benchmark": run.task, "id": r["id"], "perturbation": None, "stage": "read",
-                          "reason": f"{run.samples_path}: line {r['line']}: {r['reason']}"} for r in samples.rejected]
+                          "reason": f"{run.samples_path}: {samples.unit} {r['line']}: {r['reason']}"} for r in samples.rejected]
         if problem is not None or samples is None:
             unreadable.append(_unreadable(run, problem or "unreadable"))
             continue
@@ -81,10 +89,13 @@ def read_lm_eval_inputs(cfg: LandscapeConfig) -> LmEvalInputs:
         keep = sample_positions(samples.table.column("id").to_pylist(), cfg.items_per_benchmark(), cfg.seed,
                                 stream=run.task)
         frame, res = every.iloc[keep].reset_index(drop=True), scored.iloc[keep].reset_index(drop=True)
-        res["label_mass"] = float("nan")
+        res["label_mass"] = frame["label_mass"].astype(float).to_numpy()  # NaN unless the task's options are letters
         frames.append(res)
-        items.append(frame[["benchmark", "source_id", "question", "options", "gold"]])
-        described.append({"model": run.model, "task": run.task, "date": run.date, "samples": run.samples_path,
+        items.append(frame[["benchmark", "source_id", "question", "options", "gold", "item_rule", "group"]])
+        described.append({"model": run.model, "task": run.task, "group": run.group, "probability": samples.probability,
+                          "normalisation": cfg.lm_eval_normalisation if "continuations" in (samples.probability or "") else None,
+                          "item_rules": {k: int(v) for k, v in frame["item_rule"].value_counts().items()},
+                          "date": run.date, "samples": run.samples_path,
                           "results": run.results_path, "metrics": run.metrics, "notes": list(run.notes),
                           "records": samples.records, "rows": samples.table.num_rows, "sampled": len(keep),
                           "rejected": len(samples.rejected),

@@ -71,15 +71,17 @@ def _flags(summary: dict) -> str:
                           "subtype"], rows) if rows else "<p><em>No candidates.</em></p>") + "</section>"
 
 
-def _validation(rows: list[dict]) -> str:
+def _validation(rows: list[dict], matches: dict[str, dict[str, int]]) -> str:
     if not rows:
         return ""
+    matched = "; ".join(f"{esc(b)}: {m['matched']:,} of {m['items']:,} items matched" for b, m in sorted(matches.items()))
     body = [[esc(r["benchmark"]), r["min_wrong"], r["n_matched"], r["n_expert_bad"], r["n_flagged"], r["true_positives"],
              fmt(r["precision"]), fmt(r["recall"]), fmt(r["enrichment"], 2), f"{r['p_value']:.2e}" if r["p_value"] is not None
              else "–"] for r in rows]
     return ("<section><h2>Validation against expert labels (MMLU-Redux)</h2><p class=note>Over items matched to the "
             "reference by normalised exact text. Enrichment = precision / base rate of expert-flagged items; p = P(X ≥ true "
-            "positives) under random flagging (hypergeometric).</p>"
+            "positives) under random flagging (hypergeometric). "
+            f"{matched}.</p>"
             + table(["benchmark", "m", "matched", "expert-flagged", "flagged", "true positives", "precision", "recall",
                      "enrichment", "p"], body) + "</section>")
 
@@ -117,9 +119,20 @@ def _problems(summary: dict) -> str:
     return "<section><h2>What was left out</h2>" + "".join(parts) + "</section>" if parts else ""
 
 
+def _item_rules(rules: dict[str, dict[str, int]]) -> str:
+    """Where each benchmark's items came from (lm-eval logs): a task family's document fields, or the generic rule
+    (the prompt as the question, the continuations as the options)."""
+    if not rules:
+        return ""
+    said = "; ".join(f"{esc(b)}: " + ", ".join(f"{n:,} by {esc(r)}" for r, n in sorted(c.items())) for b, c in sorted(rules.items()))
+    return (f"<p class=note>Items (question, option texts, gold) from each record's document by its task family's fields; "
+            f"'generic' = the prompt as the question and the scored continuations as the options. {said}.</p>")
+
+
 def render_landscape_report(summary: dict, run: RunInfo | None = None) -> str:
     body = [f"<p class=note>Run {esc(summary['run_id'])} · probabilities: {esc(summary['probability_note'])}</p>",
+            _item_rules(summary["overview"].get("item_rules", {})),
             f"<p class=note>{esc(CAVEAT)}</p>", _warnings(summary), _mpd_table(summary["table"]), _scatters(summary),
             _perturbation_table(summary["table"]), _correlations(summary["hnorm_correlations"]), _flags(summary),
-            _validation(summary["validation"]), _problems(summary)]
+            _validation(summary["validation"], summary["overview"].get("reference_matches", {})), _problems(summary)]
     return page("MCQA probability landscapes", "".join(body), run)

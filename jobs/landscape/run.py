@@ -310,5 +310,5 @@ def _run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
                              "unreadable": inputs.unreadable,
                              "tasks": {"read": len(inputs.runs), "unreadable": len(inputs.unreadable)}},
                  "rejected": _rejections(inputs.rejected)}
-        return _finish(job, cfg, opts, inputs.results, inputs.items, "continuation_loglikelihood", labels, reference,
+        return _finish(job, cfg, opts, inputs.results, inputs.items, inputs.probability, labels, reference,
                        structure, cfg.classifier([]), cache_root, [], extra)

@@ -22,9 +22,14 @@ FINAL_POSITION = "final_position_label"  # one forward: the letters' distributio
 PROBABILITY_NOTE = {
     FINAL_POSITION: "p = softmax over the option letters' log-probabilities at the position after the prompt "
                     "(one forward pass per item); label mass = the share of the next-token probability on the letters",
-    "continuation_loglikelihood": "p = softmax over lm-eval's per-option continuation log-likelihoods (each option "
-                                  "scored as its own sequence): a different distribution from the final-position "
-                                  "letter probabilities, and no label mass",
+    "letters": "p = softmax over lm-eval's log-likelihoods of the single-letter continuations (\" A\"..): the letter "
+               "distribution at the position after the prompt, restricted to the labels; label mass = Σ exp(log-likelihood), "
+               "the share of the next-token probability on the letters",
+    "continuations": "p = softmax over lm-eval's per-option continuation log-likelihoods (each option scored as its own "
+                     "sequence; raw, or per character with --lm-eval-normalisation length): a different distribution "
+                     "from the final-position letter probabilities, and no label mass",
+    "continuations+letters": "per task: the letter distribution with its label mass where every continuation is an option "
+                             "letter, else lm-eval's per-option continuation log-likelihoods (no label mass)",
 }
 POINT_DIGITS = 4
 # Below one half, most of a model's next-token probability is on tokens other than the option letters:
@@ -148,6 +153,29 @@ def validation(correct_by_bench: dict[str, pd.DataFrame], items: pd.DataFrame, r
     return rows
 
 
+def reference_matches(checked: list[dict]) -> dict[str, dict[str, int]]:
+    """Per benchmark: items matched to the reference (by question, or question and options) out of its items."""
+    out = {}
+    for row in checked:
+        counts = row["matches"]
+        out[row["benchmark"]] = {"matched": int(counts.get("question", 0) + counts.get("question+options", 0)),
+                                 "items": int(sum(counts.values()))}
+    return out
+
+
+def reference_warnings(matches: dict[str, dict[str, int]]) -> list[dict]:
+    """A warning per benchmark whose items the reference matches under half of: its validation figures then
+    speak for a minority of the items (often items taken from the prompt, or another benchmark's reference)."""
+    out = []
+    for bench, m in sorted(matches.items()):
+        if m["items"] and m["matched"] < m["items"] / 2:
+            out.append({"kind": "low_reference_match", "benchmark": bench, **m,
+                        "message": f"{bench}: the reference matches {m['matched']:,} of its {m['items']:,} items (under "
+                                   "half): the validation below covers only those; check that the reference is this "
+                                   "benchmark's and that the items' questions are the documents'"})
+    return out
+
+
 def _shown(value: Any) -> Any:
     """A summary value: text clipped to ``MAX_TEXT_CHARS`` (the full text stays in data/), numbers made finite."""
     if isinstance(value, list):
@@ -182,6 +210,7 @@ def build_summary(run_id: str, cfg: LandscapeConfig, results: pd.DataFrame, flag
     verdicts merged in when it ran)."""
     table = _table(results, cfg)
     checked = validation(correct_by_bench, items, reference, cfg)
+    matches = reference_matches(checked)
     none = table[table["perturbation"] == "none"]
     overview = {
         "probability": probability,
@@ -191,7 +220,9 @@ def build_summary(run_id: str, cfg: LandscapeConfig, results: pd.DataFrame, flag
         "mpd": {b: {m: finite(v) for m, v in zip(g["model"], g["mpd"])} for b, g in none.groupby("benchmark")},
         "flags_from": flag_source(results),
         "review_candidates": {b: int(g["flagged"].sum()) for b, g in flags.groupby("benchmark")},
-        "validation": [r for r in checked if r["chosen"]],
+        "validation": [r for r in checked if r["chosen"]], "reference_matches": matches,
+        "item_rules": ({b: {r: int(n) for r, n in g["item_rule"].value_counts().items()} for b, g in items.groupby("benchmark")}
+                       if "item_rule" in items else {}),
     }
     structure = None
     if classifier is not None:
@@ -205,6 +236,6 @@ def build_summary(run_id: str, cfg: LandscapeConfig, results: pd.DataFrame, flag
                   "threshold": {b: {"min_wrong": int(g["min_wrong"].iloc[0]), "models": int(g["n_models"].max())}
                                 for b, g in flags.groupby("benchmark")} if len(flags) else {},
                   "n_candidates": int(flags["flagged"].sum()) if len(flags) else 0},
-        "validation": checked, "structure": structure, "warnings": label_mass_warnings(table), **extra,
+        "validation": checked, "structure": structure, "warnings": label_mass_warnings(table) + reference_warnings(matches), **extra,
     }
 

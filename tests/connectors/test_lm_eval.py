@@ -9,7 +9,7 @@ import pytest
 
 from audit.landscape.mpd import mpd_exact
 from audit.landscape.summary import result_rows
-from connectors.landscape.lm_eval import PROBABILITY_KIND, LmEvalError, find_lm_eval_runs, read_lm_eval_results, read_lm_eval_samples
+from connectors.landscape.lm_eval import LmEvalError, find_lm_eval_runs, read_lm_eval_results, read_lm_eval_samples
 from tests.builders import CONTEXT, lm_eval_sample
 
 DATE = "2026-05-13T10-21-33.123456"
@@ -41,11 +41,12 @@ def run_dir(tmp_path):
 
 def test_samples_give_the_landscape_points_computed_by_hand(run_dir):
     samples = read_lm_eval_samples(str(run_dir / "EleutherAI__pythia-14m" / f"samples_arc_easy_{DATE}.jsonl"))
-    assert samples.task == "arc_easy" and samples.date == DATE and samples.probability == PROBABILITY_KIND
+    assert samples.task == "arc_easy" and samples.date == DATE and samples.probability == "continuations"
     frame = samples.table.to_pandas()
     assert frame.id.tolist() == ["arc_easy:0", "arc_easy:1", "arc_easy:2", "arc_easy:5"]
     assert frame.gold.tolist() == [0, 2, 1, 1] and frame.options[0].tolist()[0] == "option 0"
-    assert (frame.probability == "continuation_loglikelihood").all()
+    assert (frame.probability == "continuations").all() and frame.label_mass.isna().all()
+    assert frame.continuations[0].tolist() == [" option 0", " option 1", " option 2", " option 3"]
     res = result_rows(frame, "EleutherAI/pythia-14m")
     q = np.array([0.25, 0.125, 0.125]) / 0.5
     expected = [(0.5, -(q * np.log(q)).sum() / math.log(3)), (0.25, 1.0), (0.8, 0.0)]
@@ -91,5 +92,6 @@ def test_generation_task_and_empty_folder_are_clear_errors(tmp_path):
                                           "log-likelihoods"):
         read_lm_eval_samples(str(path))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(LmEvalError, match="no samples_<task>_<date>.jsonl files"):
+    with pytest.raises(LmEvalError, match=r"no samples_<task>_<date>.jsonl \(or .parquet\) files, nor early-0.4 .* "
+                                          "nor v0.3 <task>_write_out_info.json"):
         find_lm_eval_runs(str(tmp_path / "empty"))

@@ -50,7 +50,7 @@ def test_points_mpd_and_flags_equal_hand_values_with_no_model_run(lm_eval_dir, t
     assert hnorm(softmax(A[0])) == pytest.approx(1.5 * LN(2) / LN(3))  # the hand formula itself, on p = .5 .25 .125 .125
 
     # labelled as continuation log-likelihoods, in the summary and the report
-    assert summary["probability"] == "continuation_loglikelihood" and "continuation" in summary["probability_note"]
+    assert summary["probability"] == "continuations" and "continuation" in summary["probability_note"]
     assert "lm-eval&#x27;s per-option continuation log-likelihoods" in (run_dir / "report.html").read_text()
 
     # no noise run: flags from the unperturbed answers; doc 1 is the one item both models miss
@@ -59,7 +59,7 @@ def test_points_mpd_and_flags_equal_hand_values_with_no_model_run(lm_eval_dir, t
     rejected = read_table(str(run_dir), "rejected").to_pylist()
     assert [(r["id"], r["reason"].endswith("line 4: gold_index_out_of_range: answer index 7 outside the 4 options")) for r in rejected] == \
         [("arc_easy:3", True), ("arc_easy:3", True)]
-    assert manifest["ray"] is None and manifest["probability"] == "continuation_loglikelihood"
+    assert manifest["ray"] is None and manifest["probability"] == "continuations"
     assert {r["model"]: r["metrics"]["acc,none"] for r in manifest["lm_eval"]["runs"]} == {"org/model-a": 1 / 3, "org/model-b": 1 / 3}
 
 
