@@ -13,7 +13,7 @@ import threading
 import time
 from importlib import metadata
 
-from jobs.common.errors import JobError, one_line
+from jobs.common.errors import JobError, UnreachableError, one_line
 
 PACKAGES = (
     "benchaudit", "ray", "pyarrow", "pandas", "numpy", "scipy", "statsmodels",
@@ -48,8 +48,8 @@ def _probe(host: str, port: int, timeout: float, address: str) -> None:
         conn = socket.create_connection((host, port), timeout=timeout)
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
-        raise JobError(f"--address {address}: no Ray answered at {host}:{port} within {timeout:g} s ({reason}); "
-                       "check the head address and port (GCS 6379, Ray Client 10001)") from None
+        raise UnreachableError(f"--address {address}: no Ray answered at {host}:{port} within {timeout:g} s ({reason}); "
+                               "check the head address and port (GCS 6379, Ray Client 10001)") from None
     with conn:
         try:
             conn.settimeout(max(0.1, deadline - time.monotonic()))
