@@ -655,7 +655,7 @@ table.runs .rows{display:block;overflow-wrap:break-word}
 details.cell{margin:0} details.cell>summary{white-space:nowrap;overflow:hidden} details.cell[open]>summary{margin-bottom:.2rem}
 .hl{display:flex;max-width:100%;white-space:nowrap} .hl>.clip{flex:0 1 auto;min-width:2em} .hl>.v{flex:none}
 details.cell>summary .hl{display:inline-flex;max-width:calc(100% - 1.2em);vertical-align:bottom}
-.bad{color:#c0392b;font-weight:600}
+.bad{color:#c0392b;font-weight:600} .unfinished{color:#8a4b00}
 h2 small{font-weight:normal;color:#555;font-size:.8rem} section h2{margin:.2rem 0 .3rem}
 """
 

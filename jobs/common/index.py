@@ -68,9 +68,10 @@ def _headline_cell(rows: list[dict]) -> str:
 
 
 def _status(r) -> str:
-    """The status, a run that did not complete marked (✗ failed, in red); a stopped run's error behind it, so a
-    long message never squeezes the other columns."""
-    status = esc(r.status) if r.status in ("complete", "running") else f'<span class="bad">✗ {esc(r.status)}</span>'
+    """The status, a run that did not complete marked (✗ failed in red, ⚠ incomplete: stopped or still running); a
+    stopped run's error behind it, so a long message never squeezes the other columns."""
+    mark = {"failed": ("bad", "✗ "), "incomplete": ("unfinished", "⚠ ")}.get(r.status)
+    status = f'<span class="{mark[0]}">{mark[1]}{esc(r.status)}</span>' if mark else esc(r.status)
     if not r.error:
         return status
     return f'<details class="cell"><summary>{status}</summary><span class="long">{esc(r.error)}</span></details>'

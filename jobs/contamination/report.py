@@ -86,6 +86,8 @@ def reversal_text(summary: dict) -> str:
         return f"Wrong→correct never exceeds correct→wrong (summed over models) {where}."
     text = (f"Wrong→correct first exceeds correct→wrong (summed over models) at r = {first}"
             + (f", after r = 1–{first - 1} where it does not" if first > 1 else ""))
+    if m == 1:
+        return text + ", the only setting."
     if sustained is None:
         return text + f"; it does not stay ahead through r = {m}."
     if sustained == first:
