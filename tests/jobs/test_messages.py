@@ -27,9 +27,10 @@ def closed_port() -> int:
 
 def test_an_address_nobody_answers_has_one_exit_code_in_every_command(tmp_path, capsys):
     port = closed_port()
-    geo = main(["geo", "--address", f"127.0.0.1:{port}", "--out", str(tmp_path / "r")])
+    geo = main(["geo", "--address", f"127.0.0.1:{port}", "--connect-timeout", "3", "--out", str(tmp_path / "r")])
     geo_err = capsys.readouterr().err
-    submit = main(["submit", "geo", "--address", f"http://127.0.0.1:{port}", "--connect-timeout", "5"])
+    submit = main(["submit", "geo", "--address", f"http://127.0.0.1:{port}", "--connect-timeout", "3",
+                   "--out", str(tmp_path / "audits")])
     submit_err = capsys.readouterr().err
     assert "no Ray answered" in geo_err and "no Jobs API answered" in submit_err, (geo_err, submit_err)
     assert geo == submit == 1  # passes on a rerun once the cluster is up: exit 1 from both (geo said 2, submit 1)
@@ -39,7 +40,7 @@ def test_an_address_nobody_answers_has_one_exit_code_in_every_command(tmp_path, 
 def test_an_empty_csv_is_called_empty(tmp_path, capsys):
     empty = tmp_path / "captions.csv"
     empty.write_text("")
-    assert main(["geo", "--input", str(empty), "--out", str(tmp_path / "r")]) == 2
+    assert main(["geo", "--input", str(empty), "--text-column", "caption", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert f"{empty}: the file is empty" in err and "available columns" not in err, err
     assert not (tmp_path / "r").exists()
@@ -48,7 +49,7 @@ def test_an_empty_csv_is_called_empty(tmp_path, capsys):
 def test_a_header_without_rows_is_refused_before_any_run_directory(tmp_path, capsys):
     header = tmp_path / "captions.csv"
     header.write_text("caption\n\n")
-    assert main(["geo", "--input", str(header), "--out", str(tmp_path / "r")]) == 2
+    assert main(["geo", "--input", str(header), "--text-column", "caption", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "no rows to audit" in err and str(header) in err and "--resume" not in err, err
     assert not (tmp_path / "r").exists()  # was: a run directory, then "rerun with --resume"
