@@ -225,7 +225,11 @@ class Axis:
         """The plotted range: the values' with a margin, inside ``bounds``."""
         lo, hi = _span(values, self.log)
         if self.bounds is not None:
-            lo, hi = max(lo, self.bounds[0]), min(hi, self.bounds[1])
+            low, high = self.bounds
+            if hi - lo < (high - low) * 1e-3:  # one value (every Hnorm of two-option items is 0): a readable window
+                mid = min(max((lo + hi) / 2, low + (high - low) * 0.05), high - (high - low) * 0.05)
+                lo, hi = mid - (high - low) * 0.05, mid + (high - low) * 0.05
+            lo, hi = max(lo, low), min(hi, high)
         return lo, hi
 
 
@@ -239,8 +243,8 @@ def log_share_axis(label: str) -> Axis:
 
 def _span(values: Sequence[float], log: bool) -> tuple[float, float]:
     lo, hi = min(values), max(values)
-    if hi <= lo:
-        lo, hi = lo - (0.5 if log else max(abs(lo) * 0.1, 1e-9)), hi + (0.5 if log else max(abs(hi) * 0.1, 1e-9))
+    if hi <= lo:  # one value: a window around it (±0.5 around zero, where 10% of it is nothing)
+        lo, hi = lo - (0.5 if log or lo == 0 else abs(lo) * 0.1), hi + (0.5 if log or hi == 0 else abs(hi) * 0.1)
     pad = (hi - lo) * 0.04
     return lo - pad, hi + pad
 
