@@ -18,9 +18,14 @@ def links(page: Path) -> list[str]:
     return [html.unescape(h) for h in re.findall(r'href="([^"]*)"', page.read_text(encoding="utf-8"))]
 
 
+def reports(root: Path) -> list[Path]:
+    """The reports of finished runs (a stopped run's ``.<id>.partial/`` has no manifest yet: it is no run's page)."""
+    return sorted(p for p in root.glob("*/*/report.html") if not p.parent.name.startswith("."))
+
+
 def dead_links(root: Path) -> list[tuple[str, str]]:
     """``(page, href)`` of every link of the index and the reports under ``root`` that leads nowhere."""
-    pages = [root / "index.html", *sorted(root.glob("*/*/report.html"))]
+    pages = [root / "index.html", *reports(root)]
     dead = []
     for page in pages:
         for href in links(page):
@@ -33,7 +38,7 @@ def dead_links(root: Path) -> list[tuple[str, str]]:
 
 
 def _followed(root: Path) -> int:
-    return sum(len(links(p)) for p in [root / "index.html", *root.glob("*/*/report.html")])
+    return sum(len(links(p)) for p in [root / "index.html", *reports(root)])
 
 
 def test_no_dead_link_in_a_root_with_a_history_and_a_reaudit(history_runs, tmp_path):
