@@ -143,7 +143,7 @@ def _plan_file(spec: CorpusSpec, ref: FileRef, shard_rows: int) -> list[Shard]:
         if spec.header:
             with ref.open() as fh:
                 first_line = fh.readline()
-                rows = bool(fh.read(_LOOK_AHEAD).strip())
+                rows = _any_rows(fh)
             if not first_line.strip():
                 raise CorpusError(f"{ref.url}: the file is empty (no header line naming the columns; corpus {spec.name})")
             tsv = spec.format == "tsv"
@@ -151,7 +151,7 @@ def _plan_file(spec: CorpusSpec, ref: FileRef, shard_rows: int) -> list[Shard]:
         else:
             _check_columns(spec, list(spec.column_names), ref.url)
             with ref.open() as fh:
-                rows = bool(fh.read(_LOOK_AHEAD).strip())
+                rows = _any_rows(fh)
         if not rows:
             return [Shard(spec.name, ref, spec.format, expected_rows=0)]
     elif spec.format == "jsonl":
@@ -163,6 +163,15 @@ def _plan_file(spec: CorpusSpec, ref: FileRef, shard_rows: int) -> list[Shard]:
 
 
 _LOOK_AHEAD = 1 << 16  # bytes read past a header to tell "no rows at all" (a blank run this long is no rows)
+
+
+def _any_rows(fh) -> bool:
+    """Whether anything but blank lines follows; a file that cannot be read this far is left to the scan,
+    which counts and names its failure as it always has (so: yes)."""
+    try:
+        return bool(fh.read(_LOOK_AHEAD).strip())
+    except Exception:  # noqa: BLE001 -- a damaged archive is the scan's to report, not the planner's
+        return True
 
 
 def _first_object(ref: FileRef, lines: int = 1000) -> dict | None:
