@@ -58,15 +58,16 @@ class PageLoad:
     dialogs: list[str] = field(default_factory=list)
     screenshot: Path | None = None
     measured: object = None  # what ``measure`` returned
+    measured_closed: object = None  # what ``measure`` returned before any ``<details>`` was opened
     height: int = 0  # the page's full height in px, as loaded (collapsed parts closed)
 
 
 def load_page(path: Path, screenshot: str | None = None, width: int = 1200, measure: str | None = None) -> PageLoad:
     """Open ``path`` in a fresh profile, wait for it to settle, record it, and keep a full-page screenshot.
 
-    ``measure``: a JavaScript function evaluated after every ``<details>`` is opened (so collapsed
-    tables and plots are laid out too); its result is ``PageLoad.measured``, and a second screenshot
-    ``<screenshot>-open`` shows the page opened.
+    ``measure``: a JavaScript function evaluated as the page loads (``PageLoad.measured_closed``) and
+    after every ``<details>`` is opened (so collapsed tables and plots are laid out too;
+    ``PageLoad.measured``), and a second screenshot ``<screenshot>-open`` shows the page opened.
     """
     from playwright.sync_api import sync_playwright
 
@@ -94,6 +95,7 @@ def load_page(path: Path, screenshot: str | None = None, width: int = 1200, meas
                 load.screenshot = SCREENSHOTS / f"{screenshot}.png"
                 page.screenshot(path=str(load.screenshot), full_page=True)
             if measure:
+                load.measured_closed = page.evaluate(measure)
                 page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
                 load.measured = page.evaluate(measure)
                 if screenshot:

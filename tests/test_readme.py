@@ -17,12 +17,18 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_LINES = len((ROOT / "README.md").read_text(encoding="utf-8").splitlines())
 
 
+EXAMPLES_TABLE = "| job | what it asks | example |"  # the README's "one example each": commands in table cells
+
+
 def page_commands(page: Path) -> list[str]:
-    """The shell lines of a page's ``bash`` blocks that run ``benchaudit``, continuations joined."""
-    blocks = re.findall(r"```bash\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
+    """The shell lines of a page's ``bash`` blocks that run ``benchaudit``, continuations joined, then the
+    commands of its examples table."""
+    text = page.read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
     lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
     lines = [line.strip().removeprefix(".venv/bin/") for line in lines]  # the quick start's own venv
-    return [line for line in lines if line.startswith("benchaudit ")]
+    table = text.split(EXAMPLES_TABLE, 1)[1].split("\n\n", 1)[0] if EXAMPLES_TABLE in text else ""
+    return [line for line in lines if line.startswith("benchaudit ")] + re.findall(r"`(benchaudit [^`]+)`", table)
 
 
 def readme_commands() -> list[str]:

@@ -105,6 +105,16 @@ def plan_corpus(spec: CorpusSpec, shard_rows: int = 500_000, on_error: str = "fa
     return Plan(spec=spec, shards=shards, unreadable=unreadable, fingerprint=fingerprint(files))
 
 
+def check_some_rows(plans: list[Plan]) -> None:
+    """Refuse, before any run starts, corpora whose every file holds no row (empty, or a header alone):
+    a run over them could only stop with "no usable rows" after making its run directory."""
+    shards = [s for p in plans for s in p.shards]
+    if shards and all(s.expected_rows == 0 for s in shards) and not any(p.unreadable for p in plans):
+        files = list(dict.fromkeys(s.file.url for s in shards))
+        raise CorpusError(f"no rows to audit: {', '.join(files[:3])}{' …' if len(files) > 3 else ''} "
+                          f"{'holds' if len(files) == 1 else 'hold'} a header or nothing, and no row")
+
+
 def _check_columns(spec: CorpusSpec, available: list[str], url: str) -> None:
     missing = [c for c in spec.mapping.columns() if c not in available]
     if missing:
@@ -137,15 +147,35 @@ def _plan_file(spec: CorpusSpec, ref: FileRef, shard_rows: int) -> list[Shard]:
         if spec.header:
             with ref.open() as fh:
                 first_line = fh.readline()
+                rows = _any_rows(fh)
+            if not first_line.strip():
+                raise CorpusError(f"{ref.url}: the file is empty (no header line naming the columns; corpus {spec.name})")
             tsv = spec.format == "tsv"
             _check_columns(spec, header_names(first_line, "\t" if tsv else ",", quoted=not tsv), ref.url)
         else:
             _check_columns(spec, list(spec.column_names), ref.url)
+            with ref.open() as fh:
+                rows = _any_rows(fh)
+        if not rows:
+            return [Shard(spec.name, ref, spec.format, expected_rows=0)]
     elif spec.format == "jsonl":
         first = _first_object(ref)
-        if first is not None:
-            _check_columns(spec, list(first), ref.url)
+        if first is None:
+            return [Shard(spec.name, ref, spec.format, expected_rows=0)]
+        _check_columns(spec, list(first), ref.url)
     return [Shard(spec.name, ref, spec.format)]
+
+
+_LOOK_AHEAD = 1 << 16  # bytes read past a header to tell "no rows at all" (a blank run this long is no rows)
+
+
+def _any_rows(fh) -> bool:
+    """Whether anything but blank lines follows; a file that cannot be read this far is left to the scan,
+    which counts and names its failure as it always has (so: yes)."""
+    try:
+        return bool(fh.read(_LOOK_AHEAD).strip())
+    except Exception:  # noqa: BLE001 -- a damaged archive is the scan's to report, not the planner's
+        return True
 
 
 def _first_object(ref: FileRef, lines: int = 1000) -> dict | None:

@@ -113,6 +113,8 @@ def _schema_names(ref: FileRef, fmt: str) -> tuple[list[str], pa.Schema | None, 
         return schema.names, schema, meta
     with ref.open() as fh:
         first = fh.readline().decode("utf-8", errors="replace").rstrip("\r\n")
+    if not first.strip():
+        raise TargetError(f"{ref.url}: the file is empty" + (" (no header line)" if fmt == "csv" else " (no first record)"))
     if fmt == "csv":
         return pcsv.read_csv(pa.py_buffer(first.encode() + b"\n")).column_names, None, None
     try:

@@ -94,6 +94,8 @@ def describe_validation(model: type[BaseModel], exc: ValidationError) -> str:
         loc = err["loc"]
         where = option_name(model, str(loc[0])) if loc else ""
         message = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if loc and loc[0] == "level" and err["type"] in ("less_than", "greater_than"):  # "--level 95" meant 95%
+            message = f"give a fraction between 0 and 1, e.g. 0.95 for a 95% interval (got {err['input']})"
         if loc[1:]:
             message = f"item {'.'.join(str(p) for p in loc[1:])}: {message}"
         lines.append(f"{where}: {message}" if where else message)

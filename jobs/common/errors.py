@@ -31,6 +31,15 @@ class JobError(RuntimeError):
         self.resumable, self.partial, self.run_id = resumable, partial, run_id
 
 
+class UnreachableError(JobError):
+    """Nobody answered at an address the user gave (a closed port, a host that does not reply): one kind of
+    failure with one exit code (1) from every command that dials one (a job's ``--address``, ``submit``'s),
+    since it passes on a rerun once the cluster is up. Something else answering there is a bad address (2)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, resumable=True)
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether the failure may pass on a rerun: disk full, timeouts, lost connections or workers."""
     if isinstance(exc, JobError):

@@ -192,18 +192,48 @@ class Axis:
     """How one axis maps values to pixels and labels its ticks.
 
     ``log=True``: the values are already log10 (a share of 10^-3 is given as -3) and ticks sit at
-    powers of ten, labelled in natural units by ``label``.
+    powers of ten, labelled in natural units by ``tick_label``. Without a ``tick_label`` the labels take
+    one format with the decimals their ticks need (``axis_format``), so no two read alike.
+    ``integer``: counts, ticked at whole numbers only. ``bounds``: where the values can lie (a
+    probability: ``(0, 1)``); the axis never runs past them.
     """
 
     label: str
     log: bool = False
-    tick_label: Callable[[float], str] = field(default=lambda v: fmt(v, 2))
+    tick_label: Callable[[float], str] | None = None
+    integer: bool = False
+    bounds: tuple[float, float] | None = None
 
     def ticks(self, lo: float, hi: float) -> list[float]:
-        return log_ticks(lo, hi) if self.log else nice_ticks(lo, hi)
+        if self.log:
+            return log_ticks(lo, hi)
+        return count_ticks(lo, hi) if self.integer else nice_ticks(lo, hi)
 
-    def text(self, tick: float) -> str:
-        return self.tick_label(10 ** tick if self.log else tick)
+    def labels(self, ticks: Sequence[float]) -> list[str]:
+        """The tick labels, in one format (see the class)."""
+        if self.tick_label is not None:
+            return [self.tick_label(10 ** t if self.log else t) for t in ticks]
+        return [axis_format(ticks, self.integer)(t) for t in ticks]
+
+    def text(self, value: float) -> str:
+        """One value in the axis' units (a point's tooltip)."""
+        if self.tick_label is not None:
+            return self.tick_label(10 ** value if self.log else value)
+        return f"{round(value):,}" if self.integer else fmt(value)
+
+    def span(self, values: Sequence[float]) -> tuple[float, float]:
+        """The plotted range: the values' with a margin, inside ``bounds``."""
+        lo, hi = _span(values, self.log)
+        if self.bounds is not None:
+            low, high = self.bounds
+            if hi - lo < (high - low) * 1e-3:  # one value (every Hnorm of two-option items is 0): a readable window
+                mid = min(max((lo + hi) / 2, low + (high - low) * 0.05), high - (high - low) * 0.05)
+                lo, hi = mid - (high - low) * 0.05, mid + (high - low) * 0.05
+            lo, hi = max(lo, low), min(hi, high)
+        return lo, hi
+
+
+PROBABILITY = (0.0, 1.0)
 
 
 def log_share_axis(label: str) -> Axis:
@@ -213,8 +243,8 @@ def log_share_axis(label: str) -> Axis:
 
 def _span(values: Sequence[float], log: bool) -> tuple[float, float]:
     lo, hi = min(values), max(values)
-    if hi <= lo:
-        lo, hi = lo - (0.5 if log else max(abs(lo) * 0.1, 1e-9)), hi + (0.5 if log else max(abs(hi) * 0.1, 1e-9))
+    if hi <= lo:  # one value: a window around it (±0.5 around zero, where 10% of it is nothing)
+        lo, hi = lo - (0.5 if log or lo == 0 else abs(lo) * 0.1), hi + (0.5 if log or hi == 0 else abs(hi) * 0.1)
     pad = (hi - lo) * 0.04
     return lo - pad, hi + pad
 
@@ -244,13 +274,14 @@ def bar_chart(labels: Sequence[str], values: Sequence[float | None], title: str,
     pairs = [(str(lb), v) for lb, v in zip(labels, values) if not _missing(v)]
     if not pairs:
         return _empty(title)
-    axis_fmt = axis_fmt or (share_label if value_fmt is pct else value_fmt)
+    his = [v for _, v in pairs] + [hi for _, hi in (intervals or []) if not _missing(hi)]
+    counts = axis_fmt is None and value_fmt is not pct and _integral(his)  # whole numbers: whole-number ticks
+    axis_fmt = axis_fmt or (share_label if value_fmt is pct else (lambda v: f"{round(v):,}") if counts else value_fmt)
     bar_h = 18
     left = max(text_width(lb) for lb, _ in pairs) + 12
-    his = [v for _, v in pairs] + [hi for _, hi in (intervals or []) if not _missing(hi)]
     vmax = scale_max if scale_max is not None else max(max(his), 0.0)
     vmax = vmax or 1.0
-    ticks = [t for t in nice_ticks(0.0, vmax, 4) if t <= vmax * 1.0001]
+    ticks = [t for t in (count_ticks if counts else nice_ticks)(0.0, vmax, 4) if t <= vmax * 1.0001]
     label_w = max(text_width(value_fmt(v) + (" (off scale)" if v > vmax else "")) for _, v in pairs) + 16
     width = max(width, left + label_w + 160)  # long labels widen the chart, never clip it
     span = width - left - label_w
@@ -260,7 +291,7 @@ def bar_chart(labels: Sequence[str], values: Sequence[float | None], title: str,
     base = 24 + bar_h * len(pairs)
     for t in ticks:  # grid and tick labels under the bars
         parts.append(f'<line x1="{sx(t):.1f}" y1="22" x2="{sx(t):.1f}" y2="{base}" stroke="#e3e3e3"/>'
-                     f'<text x="{sx(t):.1f}" y="{base + 13}" text-anchor="middle" fill="#555">{esc(axis_fmt(t))}</text>')
+                     f'<text class="xtick" x="{sx(t):.1f}" y="{base + 13}" text-anchor="middle" fill="#555">{esc(axis_fmt(t))}</text>')
     kept = {lb: i for i, (lb, _) in enumerate(pairs)}
     for i, (label, v) in enumerate(pairs):
         y = 24 + i * bar_h
@@ -308,7 +339,7 @@ def interval_chart(labels: Sequence[str], estimates: Sequence[float | None], low
     parts = _svg(title, width, height)
     for t in ticks:
         parts.append(f'<line x1="{sx(t):.1f}" y1="22" x2="{sx(t):.1f}" y2="{base}" stroke="#e3e3e3"/>'
-                     f'<text x="{sx(t):.1f}" y="{base + 13}" text-anchor="middle" fill="#555">{esc(axis_fmt(t))}</text>')
+                     f'<text class="xtick" x="{sx(t):.1f}" y="{base + 13}" text-anchor="middle" fill="#555">{esc(axis_fmt(t))}</text>')
     if reference is not None:
         parts.append(f'<line x1="{sx(reference):.1f}" y1="22" x2="{sx(reference):.1f}" y2="{base}" stroke="{GREY}" '
                      'stroke-dasharray="3,3"/>')
@@ -369,12 +400,14 @@ def _frame(parts: list[str], xa: Axis, ya: Axis, xs: tuple[float, float], ys: tu
            sx: Callable, sy: Callable) -> None:
     """Axes, ticks, grid and axis titles of a plot area ``box`` = (left, top, right, bottom)."""
     left, top, right, bottom = box
-    for t in xa.ticks(*xs):
+    xt = xa.ticks(*xs)
+    for t, text in zip(xt, xa.labels(xt)):
         parts.append(f'<line x1="{sx(t):.1f}" y1="{top}" x2="{sx(t):.1f}" y2="{bottom}" stroke="#eee"/>'
-                     f'<text x="{sx(t):.1f}" y="{bottom + 14}" text-anchor="middle" fill="#555">{esc(xa.text(t))}</text>')
-    for t in ya.ticks(*ys):
+                     f'<text class="xtick" x="{sx(t):.1f}" y="{bottom + 14}" text-anchor="middle" fill="#555">{esc(text)}</text>')
+    yt = ya.ticks(*ys)
+    for t, text in zip(yt, ya.labels(yt)):
         parts.append(f'<line x1="{left}" y1="{sy(t):.1f}" x2="{right}" y2="{sy(t):.1f}" stroke="#eee"/>'
-                     f'<text x="{left - 5}" y="{sy(t) + 4:.1f}" text-anchor="end" fill="#555">{esc(ya.text(t))}</text>')
+                     f'<text class="ytick" x="{left - 5}" y="{sy(t) + 4:.1f}" text-anchor="end" fill="#555">{esc(text)}</text>')
     parts.append(f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" fill="none" stroke="#999"/>'
                  f'<text x="{(left + right) / 2:.1f}" y="{bottom + 32}" text-anchor="middle">{esc(xa.label)}</text>'
                  f'<text x="14" y="{(top + bottom) / 2:.1f}" text-anchor="middle" '
@@ -420,10 +453,10 @@ def scatter(points: list[tuple[float, float, str]], title: str, xlabel: str | Ax
     """
     if len(points) < 2:
         return _empty(title, "too few points to plot")
-    xa = xlabel if isinstance(xlabel, Axis) else Axis(xlabel)
-    ya = ylabel if isinstance(ylabel, Axis) else Axis(ylabel)
-    xs, ys = _span([p[0] for p in points], xa.log), _span([p[1] for p in points], ya.log)
-    ytick_w = max(text_width(ya.text(t)) for t in ya.ticks(*ys))
+    xa = xlabel if isinstance(xlabel, Axis) else Axis(xlabel, integer=_integral([p[0] for p in points]))
+    ya = ylabel if isinstance(ylabel, Axis) else Axis(ylabel, integer=_integral([p[1] for p in points]))
+    xs, ys = xa.span([p[0] for p in points]), ya.span([p[1] for p in points])
+    ytick_w = max(text_width(t) for t in ya.labels(ya.ticks(*ys)))
     box = (28 + ytick_w + 6, 26, width - 12, height - 44)
     sx = lambda x: box[0] + (x - xs[0]) / (xs[1] - xs[0]) * (box[2] - box[0])  # noqa: E731
     sy = lambda y: box[3] - (y - ys[0]) / (ys[1] - ys[0]) * (box[3] - box[1])  # noqa: E731
@@ -508,6 +541,14 @@ def x_labels_shown(labels: Sequence[str], sx: Callable[[int], float]) -> list[tu
     return [(i, labels[i], anchor) for i, anchor in chosen]
 
 
+def _drawn_over(series: dict[str, list[tuple[str, float | None]]]) -> list[int]:
+    """Per series, how many series drawn after it share one of its points: it is drawn that much wider
+    (line and dots), so a line with the same values as a later one shows as a band around it instead of
+    vanishing under it."""
+    points = [{(x, v) for x, v in pts if not _missing(v)} for pts in series.values()]
+    return [sum(1 for later in points[k + 1:] if mine & later) for k, mine in enumerate(points)]
+
+
 def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, value_fmt: Callable[[float], str] | None = None,
                width: int = 560, plot_height: int = 150, x_order: Sequence[str] | None = None) -> str:
     """One line per series over shared, ordered x labels (run times: ``x_order``, else as the series
@@ -547,15 +588,16 @@ def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, va
         parts.append(f'<text x="{sx(i):.1f}" y="{box[3] + 14}" font-size="9" text-anchor="{anchor}" fill="#555">{esc(x)}</text>')
     parts.append(f'<rect x="{box[0]}" y="{box[1]}" width="{box[2] - box[0]}" height="{box[3] - box[1]}" fill="none" stroke="#999"/>')
     palette = (BLUE, "#e08a3c", "#3c9e5f", RED, "#8e6bb8", "#6b6b6b", "#c5a100", "#2aa3b5", "#b5577f", "#7a9a3a")
+    under = _drawn_over(series)
     for k, ((name, points), (lx, row, text)) in enumerate(zip(series.items(), legend)):
         colour = palette[k % len(palette)]
         dash = "" if k < len(palette) else ' stroke-dasharray="5,3"'  # past ten series the colours repeat, dashed
         pts = [(sx(pos[x]), sy(v), x, v) for x, v in points if not _missing(v)]
         if len(pts) > 1:
-            parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5"{dash} points="'
+            parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="{1.5 + 2.5 * under[k]:g}"{dash} points="'
                          + " ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in pts) + f'"><title>{esc(name)}</title></polyline>')
         for px, py, x, v in pts:
-            parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour}"><title>{esc(name)} · {esc(x)}: '
+            parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="{3 + 2 * under[k]:g}" fill="{colour}"><title>{esc(name)} · {esc(x)}: '
                          f'{esc(value_fmt(v) if counts else fmt(v))}</title></circle>')
         y = box[3] + 24 + 16 * row
         parts.append(f'<g class="legend"><rect x="{lx:.1f}" y="{y}" width="10" height="10" fill="{colour}"/>'
@@ -615,7 +657,9 @@ table.runs th:nth-child(4){width:20%} table.runs th:nth-child(5){width:12%} tabl
 table.runs .rows{display:block;overflow-wrap:break-word}
 .clip{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 details.cell{margin:0} details.cell>summary{white-space:nowrap;overflow:hidden} details.cell[open]>summary{margin-bottom:.2rem}
-details.cell>summary .clip{display:inline-block;max-width:calc(100% - 1.2em);vertical-align:bottom}
+.hl{display:flex;max-width:100%;white-space:nowrap} .hl>.clip{flex:0 1 auto;min-width:2em} .hl>.v{flex:none}
+details.cell>summary .hl{display:inline-flex;max-width:calc(100% - 1.2em);vertical-align:bottom}
+.bad{color:#c0392b;font-weight:600} .unfinished{color:#8a4b00}
 h2 small{font-weight:normal;color:#555;font-size:.8rem} section h2{margin:.2rem 0 .3rem}
 """
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
-import posixpath
 import re
 from collections import defaultdict
+from urllib.parse import quote
 
 from connectors.runs.finished import list_all_runs
 from connectors.runs.rundir import join, write_text
@@ -45,31 +45,63 @@ def _headline_row(r: dict, name=breakable) -> str:
     return f"{name(str(r['input']))} · {name(str(r['metric']))} = {fmt(r['value'])}{ci}"
 
 
+def _first_headline(r: dict, more: str = "") -> str:
+    """The first headline row on one line: its name cut with "…" where the column ends, its value (and
+    interval) never: the number is what the line is for (Chromium wraps at ``<wbr>`` even in a line that
+    must not wrap, so this one has none)."""
+    ci = f" {interval(r['ci_low'], r['ci_high'])}" if r.get("ci_low") is not None else ""
+    name = f"{r['input']} · {r['metric']}"
+    return (f'<span class="hl"><span class="clip" title="{esc(name)}">{esc(name)}</span>'
+            f'<span class="v">&nbsp;= {fmt(r["value"])}{ci}{more}</span></span>')
+
+
 def _headline_cell(rows: list[dict]) -> str:
-    """The first headline row on the line (cut where the column ends: Chromium wraps at ``<wbr>`` even
-    in a line that must not wrap, so that one has none); the others behind it, one click away."""
+    """The first headline row on the line; the others behind it, one click away."""
     if not rows:
         return "–"
-    first = _headline_row(rows[0], esc)
     if len(rows) == 1:
-        return _clip(re.sub(r"<[^>]+>", "", first), first)
+        return _first_headline(rows[0])
     rest = "<br>".join(_headline_row(r) for r in rows[1:HEADLINE_SHOWN + 1])
     more = f"<br>… {len(rows) - 1 - HEADLINE_SHOWN} more in summary.json" if len(rows) > HEADLINE_SHOWN + 1 else ""
-    return (f'<details class="cell"><summary><span class="clip">{first} (+{len(rows) - 1})</span></summary>'
+    return (f'<details class="cell"><summary>{_first_headline(rows[0], f" (+{len(rows) - 1})")}</summary>'
             f'<span class="rows">{rest}{more}</span></details>')
 
 
 def _status(r) -> str:
-    """The status; a stopped run's error behind it, so a long message never squeezes the other columns."""
+    """The status, a run that did not complete marked (✗ failed in red, ⚠ incomplete: stopped or still running); a
+    stopped run's error behind it, so a long message never squeezes the other columns."""
+    mark = {"failed": ("bad", "✗ "), "incomplete": ("unfinished", "⚠ ")}.get(r.status)
+    status = f'<span class="{mark[0]}">{mark[1]}{esc(r.status)}</span>' if mark else esc(r.status)
     if not r.error:
-        return esc(r.status)
-    return f'<details class="cell"><summary>{esc(r.status)}</summary><span class="long">{esc(r.error)}</span></details>'
+        return status
+    return f'<details class="cell"><summary>{status}</summary><span class="long">{esc(r.error)}</span></details>'
 
 
-def _relative(root: str, path: str) -> str:
+# What each run links: a job's page for people (a re-audit writes its diff, not a report).
+MAIN_FILE = {"reaudit": "diff.md"}
+
+
+def _scheme(path: str) -> str:
+    return path.split("://", 1)[0] if "://" in path else ""
+
+
+_SAFE_PART = re.compile(r"[\w][\w.=@+-]*")  # a job or run folder name; no ":" (no scheme), no "..", no markup
+
+
+def link_target(root: str, path: str) -> str | None:
+    """The relative href of a run directory under the run root, or None: a run-store entry is data (a shared
+    ``s3://`` root is written by many people), and an entry whose path is not a plain folder under the root
+    (``javascript:…``, ``../elsewhere``, another bucket) is shown as text, never as a link."""
     root_path = root.split("://", 1)[-1].rstrip("/")
-    path = path.split("://", 1)[-1]
-    return posixpath.relpath(path, root_path) if path.startswith(root_path) else path
+    if _scheme(path) != _scheme(root):
+        return None
+    inner = path.split("://", 1)[-1].rstrip("/")
+    if not inner.startswith(root_path + "/"):
+        return None
+    parts = inner[len(root_path) + 1:].split("/")
+    if not all(_SAFE_PART.fullmatch(p) and p not in (".", "..") for p in parts):
+        return None
+    return "/".join(quote(p) for p in parts)
 
 
 def _x_labels(runs: list) -> dict[str, str]:
@@ -104,8 +136,9 @@ def _trends(job: str, runs: list) -> list[str]:
 def _runs_table(root: str, rows: list) -> str:
     cells = []
     for r in rows:
-        rel = _relative(root, r.path)
-        link = f'<a href="{esc(rel)}/report.html">{esc(r.run_id)}</a>' if r.status == "complete" else esc(r.run_id)
+        rel = link_target(root, r.path)
+        page = MAIN_FILE.get(r.job, "report.html")
+        link = f'<a href="{esc(rel)}/{page}">{esc(r.run_id)}</a>' if r.status == "complete" and rel else esc(r.run_id)
         cells.append([link, _status(r), esc(_when(r.started_at)), _clip(options_text(r.config)), _clip(inputs_text(r, 8)),
                       _headline_cell(r.headline)])
     return table(["run", "status", "started (UTC)", "options", "inputs", "headline"], cells, "runs",

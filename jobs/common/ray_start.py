@@ -13,7 +13,7 @@ import threading
 import time
 from importlib import metadata
 
-from jobs.common.errors import JobError, one_line
+from jobs.common.errors import JobError, UnreachableError, one_line
 
 PACKAGES = (
     "benchaudit", "ray", "pyarrow", "pandas", "numpy", "scipy", "statsmodels",
@@ -48,8 +48,8 @@ def _probe(host: str, port: int, timeout: float, address: str) -> None:
         conn = socket.create_connection((host, port), timeout=timeout)
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
-        raise JobError(f"--address {address}: no Ray answered at {host}:{port} within {timeout:g} s ({reason}); "
-                       "check the head address and port (GCS 6379, Ray Client 10001)") from None
+        raise UnreachableError(f"--address {address}: no Ray answered at {host}:{port} within {timeout:g} s ({reason}); "
+                               "check the head address and port (GCS 6379, Ray Client 10001)") from None
     with conn:
         try:
             conn.settimeout(max(0.1, deadline - time.monotonic()))
@@ -176,19 +176,24 @@ def init_ray(address: str | None, num_cpus: int | None = None, connect_timeout: 
     import ray
 
     debug = log_level == "debug"
+    say = (lambda text: print(f"[ray] {text} ...", file=sys.stderr, flush=True)) if log_level in ("debug", "info") \
+        else (lambda text: None)  # a start takes seconds (more on a busy machine): never a silent wait
     if joined:
         info = {"address": "already-initialized"}
     elif address:
         target = resolve_auto(connect_timeout) if address == "auto" else address
+        say(f"joining the Ray at {target}")
         _init(f"could not join the Ray at {address}", "rerun the command", address=target, log_to_driver=debug,
               logging_level=logging.DEBUG if debug else logging.ERROR)
         info = {"address": address}
     elif num_cpus is None and (running := running_local_ray()):
         # a Ray started with 'ray start' on this machine: joining it costs ~1 s instead of a ~4 s start
+        say(f"joining the Ray running on this machine at {running}")
         _init(f"could not join the running Ray at {running}", "rerun the command", address=running, log_to_driver=debug,
               logging_level=logging.DEBUG if debug else logging.ERROR)
         info = {"address": f"local (joined the running Ray at {running})"}
     else:
+        say(f"starting a local Ray on {num_cpus or os.cpu_count()} CPU(s)")
         _init("a local Ray did not start", "rerun the command, or give --num-cpus fewer CPUs", address="local",
               num_cpus=num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=debug,
               logging_level=logging.INFO if debug else logging.ERROR)

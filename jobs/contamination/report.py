@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jobs.common.html import RunInfo, bar_chart, esc, fmt, note, page, pct, scatter, table
+from jobs.common.html import RunInfo, axis_format, bar_chart, count_ticks, esc, fmt, nice_ticks, note, page, pct, scatter, table
 
 PALETTE = ("#4a78a8", "#e08a3c", "#5a9e4b", "#c0392b", "#8e6bb8", "#8c564b", "#d372b5", "#7f7f7f", "#b5b82e", "#2fb3c4",
            "#1f3f6e", "#a0522d")
@@ -32,8 +32,11 @@ def line_chart(xs: Sequence[int], series: Sequence[tuple[str, str, Sequence[floa
         return f"<p><em>{esc(title)}: nothing to plot.</em></p>"
     left, right, top, bottom = 56, 200, 28, 40
     lo, hi = min(values + ([0.0] if zero_label else [])), max(values + ([0.0] if zero_label else []))
-    if hi == lo:
-        lo, hi = lo - 1, hi + 1
+    counts = digits == 0 and all(float(v).is_integer() for v in values)
+    if hi == lo:  # one value: an axis around it (never below zero for counts, which cannot be negative)
+        lo, hi = (max(lo - 1, 0.0), hi + 1) if counts and lo >= 0 else (lo - 1, hi + 1)
+    ticks = count_ticks(lo, hi, 4) if counts else nice_ticks(lo, hi, 4)
+    lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
     x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
     sx = lambda x: left + (x - x0) / (x1 - x0) * (width - left - right)  # noqa: E731
     sy = lambda y: top + (hi - y) / (hi - lo) * (height - top - bottom)  # noqa: E731
@@ -45,9 +48,10 @@ def line_chart(xs: Sequence[int], series: Sequence[tuple[str, str, Sequence[floa
              f'transform="rotate(-90 14 {(top + height - bottom) / 2})">{esc(ylabel)}</text>',
              f'<text x="{(left + width - right) / 2}" y="{height - 6}" font-size="11" text-anchor="middle">r (noisy routers)</text>']
     for x in xs:
-        parts.append(f'<text x="{sx(x):.1f}" y="{height - bottom + 14}" font-size="10" text-anchor="middle">{x}</text>')
-    for y in (lo, (lo + hi) / 2, hi):
-        parts.append(f'<text x="{left - 4}" y="{sy(y) + 4:.1f}" font-size="10" text-anchor="end">{y:.{digits}f}</text>')
+        parts.append(f'<text class="xtick" x="{sx(x):.1f}" y="{height - bottom + 14}" font-size="10" text-anchor="middle">{x}</text>')
+    label = axis_format(ticks, counts)
+    for y in ticks:
+        parts.append(f'<text class="ytick" x="{left - 4}" y="{sy(y) + 4:.1f}" font-size="10" text-anchor="end">{label(y)}</text>')
     if zero_label:
         parts.append(f'<line x1="{left}" y1="{sy(0):.1f}" x2="{width - right}" y2="{sy(0):.1f}" stroke="#333" stroke-dasharray="4 3"/>'
                      f'<text x="{left + 4}" y="{sy(0) - 4:.1f}" font-size="10" fill="#333">{esc(zero_label)}</text>')
@@ -78,9 +82,12 @@ def reversal_text(summary: dict) -> str:
     rev, m = summary["reversal"], summary["m"]
     first, sustained = rev["first_r"], rev["sustained_from_r"]
     if first is None:
-        return f"Wrong→correct never exceeds correct→wrong (summed over models) at any r from 1 to {m}."
+        where = "at r = 1, the only setting" if m == 1 else f"at any r from 1 to {m}"
+        return f"Wrong→correct never exceeds correct→wrong (summed over models) {where}."
     text = (f"Wrong→correct first exceeds correct→wrong (summed over models) at r = {first}"
             + (f", after r = 1–{first - 1} where it does not" if first > 1 else ""))
+    if m == 1:
+        return text + ", the only setting."
     if sustained is None:
         return text + f"; it does not stay ahead through r = {m}."
     if sustained == first:

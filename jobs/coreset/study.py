@@ -91,8 +91,10 @@ def run(cfg: StudyJobConfig, opts: RunOptions) -> str:
                                "prediction_threshold": cfg.prediction_threshold}}
         job.write_json("protocol.json", protocol)  # frozen before any draw is made
         protocol_at = datetime.now(timezone.utc).isoformat()
-        progress = Progress(JOB, len(table.labels) * len(cases), len(cases),  # rows: targets x directions
-                            quiet=opts.log_level in ("warning", "error"))
+        # the table's rows, once (every direction studies all of them): each finished direction counts its share
+        n_rows = len(table.labels)
+        shares = [n_rows // len(cases) + (i < n_rows % len(cases)) for i in range(len(cases))]
+        progress = Progress(JOB, n_rows, len(cases), quiet=opts.log_level in ("warning", "error"))
         with timer("study"):
             progress.start()
             config_ref = ray.put(config)
@@ -107,7 +109,8 @@ def run(cfg: StudyJobConfig, opts: RunOptions) -> str:
                 except ray.exceptions.RayTaskError as exc:
                     raise ValueError(f"{JOB}: direction {direction}: {one_line(exc)}") from None
                 first_result_at = first_result_at or datetime.now(timezone.utc).isoformat()
-                progress.update(len(table.labels), planned=len(table.labels))
+                share = shares[len(results) - 1]
+                progress.update(share, planned=share)
         order = [c.direction for c in cases]
         summary_table = pd.concat([results[d][0] for d in order], ignore_index=True)
         draws = pd.concat([results[d][1] for d in order], ignore_index=True)

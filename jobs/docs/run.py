@@ -13,6 +13,8 @@ and overall, exact agreement, every disagreement) and between the proposals and 
 from __future__ import annotations
 
 import hashlib
+import sys
+from pathlib import PurePosixPath
 
 import pandas as pd
 
@@ -103,7 +105,7 @@ def _summary(run_id: str, cfg: DocsConfig, results: list[dict], skipped: list[di
     return {
         "job": JOB, "run_id": run_id,
         "table": tables.get(PROPOSER, []),
-        "headline": _headline(tables, agreement_block),
+        "headline": _headline(tables, agreement_block, cards_name(cfg.cards)),
         "criteria": [{"name": c, "title": RULES[c].title} for c in cfg.criteria],
         "resources": [{"resource": r["resource"], "file": r["file"], "kind": r["kind"], "title": r["title"],
                        "proposed": {p["criterion"]: p["score"] for p in r["proposals"]},
@@ -116,13 +118,30 @@ def _summary(run_id: str, cfg: DocsConfig, results: list[dict], skipped: list[di
     }
 
 
-def _headline(tables: dict[str, list[dict]], agreement_block: dict | None) -> list[dict]:
-    """Mean score per criterion for the proposals and each annotator; pooled kappa per annotator pair."""
-    rows = [headline(who, f"{r['criterion']}.mean_score", r["mean_score"]) for who, table in tables.items() for r in table]
+def cards_name(cards: list[str]) -> str:
+    """What the audit read, as the index and run history name it: the --cards folders' (or files') names."""
+    return ",".join(dict.fromkeys(PurePosixPath(c.rstrip("/")).name or c for c in cards))
+
+
+def _headline(tables: dict[str, list[dict]], agreement_block: dict | None, cards: str) -> list[dict]:
+    """Mean score per criterion for the proposals (named by the cards they are about, not by who proposed
+    them) and each annotator; pooled kappa per annotator pair."""
+    rows = [headline(cards if who == PROPOSER else who, f"{r['criterion']}.mean_score", r["mean_score"])
+            for who, table in tables.items() for r in table]
     for r in (agreement_block or {}).get("pairs", []):
         if r["criterion"] == ALL_CRITERIA:
             rows.append(headline(f"{r['annotator_a']}~{r['annotator_b']}", "kappa", r["kappa"]))
     return rows
+
+
+def _warn_skipped(summary: dict, total: int, opts: RunOptions) -> None:
+    """A run that left cards out (within --max-skipped) says so on the terminal, not only in its report."""
+    left = [*summary["skipped"], *summary["failed"]]
+    if left and opts.log_level != "error":
+        first = left[0]
+        print(f"{JOB}: warning: {len(left)} of {total} card(s) skipped (within --max-skipped {opts.max_skipped:g}); first: "
+              f"{first['error'] if first['file'] in first['error'] else first['file'] + ': ' + first['error']}",
+              file=sys.stderr, flush=True)
 
 
 def reviewer_sheet(proposals: pd.DataFrame, criteria: list[str]) -> pd.DataFrame:
@@ -166,6 +185,7 @@ def run(cfg: DocsConfig, opts: RunOptions) -> str:
         by_reason = {**scan.skipped(), **({"unreadable_document": len(scan.failed)} if scan.failed else {})}
         limits = job.check_skips(len(shards), len(ok), len(skipped), 0, scan.failed,
                                  first_skip=summary["skipped"][0]["error"] if skipped else None)
+        _warn_skipped(summary, len(shards), opts)
         manifest = job.manifest(
             inputs={"fingerprint": fingerprint(refs), "documents": {name: ref.url for name, ref in documents},
                     "reviewer_sheets": cfg.reviews},

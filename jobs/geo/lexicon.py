@@ -6,7 +6,7 @@ from typing import Annotated
 from pydantic import Field
 
 from audit.geo.choices import Profile
-from jobs.common.config import Alias, Flag, JobConfig, RunOptions
+from jobs.common.config import Alias, ConfigError, Flag, JobConfig, RunOptions
 
 EXPORT = "export"
 
@@ -24,7 +24,28 @@ class LexiconExportConfig(JobConfig):
         False, description="rebuild from the source packages instead of loading the shipped artifact")
 
 
+REBUILD_NEEDS = ("wordfreq",)  # the 'lexicon' extra: which names are English words first
+
+
+def check_rebuild_possible() -> None:
+    """A rebuild (``--rebuild``, and ``--rejected``: reasons live with a build) needs the ``lexicon`` extra:
+    say so before anything is written, not "No module named 'wordfreq'" after the ``--to`` file exists."""
+    import importlib
+
+    missing = []
+    for module in REBUILD_NEEDS:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        raise ConfigError(f"--rejected/--rebuild rebuild the lexicon from its sources, which needs {', '.join(missing)}: "
+                          "install the lexicon extra (.venv/bin/pip install -e '.[lexicon]')")
+
+
 def run(cfg: LexiconExportConfig, opts: RunOptions) -> str:
+    if cfg.rebuild or cfg.rejected:
+        check_rebuild_possible()
     from audit.geo.lexicon import LexiconConfig, apply_edits
     from audit.geo.profiles import build_lexicon
     from connectors.geo.lexicon import export_lexicon, load_lexicon, read_edits

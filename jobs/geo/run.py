@@ -16,7 +16,7 @@ from audit.geo.association import AssociationConfig, associate
 from audit.geo.lexicon import Lexicon
 from audit.geo.sources import country_codes
 from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
-from connectors.captions.corpus import CorpusSpec, Plan, plan_corpus
+from connectors.captions.corpus import CorpusSpec, Plan, check_some_rows, plan_corpus
 from connectors.captions.corpus import Shard as CorpusShard
 from connectors.captions.read import read_shard
 from connectors.geo.indicators import read_indicators
@@ -116,6 +116,7 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
         indicators, indicators_sha = read_indicators(cfg.indicators)
         specs = cfg.specs()
         plans = {name: plan_corpus(spec, cfg.shard_rows, opts.on_error) for name, spec in specs.items()}
+        check_some_rows(list(plans.values()))
         shards = apply_limit(_shards(plans), cfg.limit)
     # Input identity lives in the shard ids (file URL, size, stamp, row groups), not in this hash:
     # a resumed run may see a repaired or added file, and reruns exactly the shards that changed.

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from audit.mcqa.items import LETTERS
-from jobs.common.html import RunInfo, esc, fmt, note, page, pct, scatter, table
+from jobs.common.html import PROBABILITY, Axis, RunInfo, esc, fmt, note, page, pct, scatter, table
 
 MAX_SHOWN = 200  # candidates listed in the report; all of them are in summary.json and review_candidates.csv
 CAVEAT = ("Each item is a point (Ptop1, Hnorm): Ptop1 is the top option's probability, Hnorm the entropy of the other "
@@ -10,14 +10,17 @@ CAVEAT = ("Each item is a point (Ptop1, Hnorm): Ptop1 is the top option's probab
           "mean pairwise distance between a benchmark's points: higher means more heterogeneous items.")
 
 
+PTOP1, HNORM = Axis("Ptop1", bounds=PROBABILITY), Axis("Hnorm", bounds=PROBABILITY)  # both in [0, 1]
+
+
 def _scatters(summary: dict) -> str:
     parts = []
     for bench, block in summary["points"].items():
-        charts = [scatter([(x, y, "") for x, y in pts], f"{bench} · {model}", "Ptop1", "Hnorm", width=360, height=300)
+        charts = [scatter([(x, y, "") for x, y in pts], f"{bench} · {model}", PTOP1, HNORM, width=360, height=300)
                   for model, pts in block["models"].items()]
         if len(block["models"]) > 1:
-            charts.append(scatter([(x, y, "") for x, y in block["model_averaged"]], f"{bench} · model-averaged", "Ptop1",
-                                  "Hnorm", width=360, height=300))
+            charts.append(scatter([(x, y, "") for x, y in block["model_averaged"]], f"{bench} · model-averaged", PTOP1,
+                                  HNORM, width=360, height=300))
         parts.append(f"<h3>{esc(bench)}</h3><div class=flex>{''.join(charts)}</div>")
     return "<section><h2>Ptop1–Hnorm landscapes (unperturbed)</h2>" + "".join(parts) + "</section>"
 

@@ -34,6 +34,7 @@ from audit.landscape.prompts import McqaTemplate, load_template
 from audit.landscape.structure import StructurePrompt, load_structure_prompt
 from connectors.io.markup import csv_frame
 from connectors.landscape.inputs import read_reference, read_review_labels, read_structure_prompt, read_template
+from connectors.models.available import check_available
 from connectors.models.batches import REPORT_COLUMN, merge_backend_reports
 from connectors.runs.tables import DATA_DIR, partition_segment
 from jobs.common.answers import SkipBudget, Skips, StageAnswers, StageStopped, collect, reason_code, stage_answers
@@ -247,6 +248,8 @@ def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
         reference = read_reference(cfg.reference) if cfg.reference else None
         benchmarks = [load_benchmark(b.to_spec(), cfg) for b in cfg.benchmark_configs()]
         models = cfg.model_configs()
+        for m in models:  # a hub model nobody can load fails here, before Ray starts
+            check_available(m.spec, m.settings)
     cache_root = response_cache_root(cfg.cache, opts.out)
     payload = {"config": cfg.model_dump(exclude={"cache"}), "template_sha256": template.sha256,
                "inputs": {b.name: b.fingerprint for b in benchmarks}, "on_error": opts.on_error}

@@ -172,6 +172,11 @@ def _reasons(audit: Audit, old: dict | None, key: str) -> list[str]:
     return out or ["key changed"]
 
 
+def _action(old: dict | None) -> str:
+    """What running an audit is: its "first run" when no earlier re-audit of the plan ran it, else a "rerun"."""
+    return "first run" if old is None else "rerun"
+
+
 def _audit_options(opts: RunOptions, **kw: Any) -> RunOptions:
     return RunOptions(**{**opts.model_dump(), **kw})
 
@@ -249,8 +254,8 @@ def reaudit(cfg: ReauditConfig, opts: RunOptions) -> tuple[str, dict, list[str]]
             a.fingerprints = fingerprint(a.job, a.config, ignore=[getattr(a.config, "models", None)] if a.models else ())
     decisions = {a.spec.id: _reasons(a, prev_audits.get(a.spec.id), a.key()) for a in audits}
     if cfg.dry_run:
-        return "\n".join(f"{i}: " + ("; ".join(r) + " -> rerun" if r else f"unchanged -> reuse {prev_audits[i]['run_id']}")
-                         for i, r in decisions.items())
+        return "\n".join(f"{i}: " + ("; ".join(r) + f" -> {_action(prev_audits.get(i))}" if r else
+                                     f"unchanged -> reuse {prev_audits[i]['run_id']}") for i, r in decisions.items())
     plan_sha = hashlib.sha256(raw).hexdigest()
     payload = {"plan": plan.model_dump(), "plan_sha256": plan_sha}
     failures: list[str] = []
@@ -281,7 +286,7 @@ def reaudit(cfg: ReauditConfig, opts: RunOptions) -> tuple[str, dict, list[str]]
                 else:
                     run_id = path.rstrip("/").rsplit("/", 1)[-1]
                     entry = get_run(store, run_id, a.job)
-                    record.update(action="rerun", run_id=run_id, path=path, headline=entry.headline,
+                    record.update(action=_action(old), run_id=run_id, path=path, headline=entry.headline,
                                   work=_work(read_json(join(path, "manifest.json"))))
             measured = record["action"] != "failed"  # a failed audit has no metrics to compare: its error is the diff
             old_items = _read_table(join(base, "fingerprints", f"{a.spec.id}.items.parquet")) if base and old else None

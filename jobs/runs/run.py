@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 
 from audit.stats.deltas import MetricDelta, compare_headlines
@@ -26,8 +27,11 @@ def number(v: float | None) -> str | None:
 
 
 def _store(opts: RunOptions) -> str:
-    """The run store of --out; a bucket that does not exist or refuses the credentials is an error naming it,
-    not an empty history."""
+    """The run store of --out; a folder or bucket that does not exist, or refuses the credentials, is an error
+    naming it, not an empty history (these commands only read: nothing is created)."""
+    if "://" not in opts.out and not os.path.isdir(opts.out):
+        what = "is not a folder" if os.path.exists(opts.out) else "does not exist"
+        raise ConfigError(f"--out {opts.out}: the folder {what}; give the run root the runs were written to (their --out)")
     check_run_root(opts.out)
     return store_of(opts.out)
 
@@ -95,8 +99,8 @@ def _no_base(entry: RunEntry, runs: Sequence[RunEntry]) -> ConfigError:
     other = ("; earlier complete runs with other options: " + ", ".join(
         f"{e.run_id} ({differences_text(config_differences(e, entry))})" for e in reversed(others))
         + " (give --base RUN_ID to compare with one anyway)") if others else ""
-    return ConfigError(f"--base: run {entry.run_id} has no earlier complete {entry.job} run with the same options "
-                       f"({options_text(entry.config)}) to compare with{other}")
+    return ConfigError(f"run {entry.run_id} has no earlier complete {entry.job} run with the same options "
+                       f"({options_text(entry.config)}) to compare with{other or ' (none with other options either)'}")
 
 
 def compare_command(cfg: RunsCompareConfig, opts: RunOptions) -> str:

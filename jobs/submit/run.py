@@ -34,7 +34,7 @@ from audit.safe_yaml import load_yaml
 from connectors.runs.rundir import is_local, join, new_run_id
 from connectors.runs.store import get_run, store_of
 from jobs.common.config import ConfigError, RunOptions
-from jobs.common.errors import JobError
+from jobs.common.errors import JobError, UnreachableError
 from jobs.submit.config import SubmissionConfig, SubmitOptions, submission_id
 from jobs.submit.runtime_env import ROOT, runtime_env
 
@@ -101,8 +101,8 @@ def connect(address: str | None, timeout: float, quiet: bool = True):
     try:
         socket.create_connection((parsed.hostname, port), timeout=timeout).close()
     except OSError as exc:
-        raise JobError(f"--address {url}: no Jobs API answered within {timeout:g} s ({exc.strerror or type(exc).__name__}); "
-                       "check the dashboard address and port (8265)", resumable=True) from None
+        raise UnreachableError(f"--address {url}: no Jobs API answered within {timeout:g} s "
+                               f"({exc.strerror or type(exc).__name__}); check the dashboard address and port (8265)") from None
     token = ray_token()
     check_jobs_api(url, timeout, token)
     from ray.job_submission import JobSubmissionClient  # after the checks: they need no Ray and fail fast

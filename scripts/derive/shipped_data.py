@@ -9,6 +9,10 @@ Writes:
   connectors/samples/benchmarks/*              TruthfulQA.csv (Apache-2.0), the allennlp DROP fixture (CC BY-SA 4.0),
                                                ARC-Challenge test (CC BY-SA 4.0), CommonsenseQA dev (MIT), HellaSwag val
                                                (MIT), MMLU-Redux 2.0 with its expert labels (CC BY 4.0)
+  connectors/samples/examples/*                the README's coreset and traces examples: MMLU-Redux items with their
+                                               expert error label and the 14 HELM models' disagreement (CC BY 4.0);
+                                               HiTZ TruthfulQA-multi English answers with their human truthfulness
+                                               labels (Apache-2.0)
 """
 from __future__ import annotations
 
@@ -93,6 +97,33 @@ def copy_samples(shared: Path) -> None:
     shutil.copyfile(shared / "mmlu_redux" / "LICENSE_CC-BY-4.0.txt", out / "benchmarks" / "LICENSE_MMLU-Redux_CC-BY-4.0.txt")
 
 
+def derive_examples(shared: Path) -> None:
+    """The README's one-line examples of ``coreset build`` and ``traces``, on real data (csv only: no pandas needed).
+
+    Coreset targets: one row per MMLU-Redux item of the HELM-14 predictions table; ``label`` its expert error label
+    (``binary_error_type``), the scores the share of the top-k models (k = 3, 5, 7, 9, 10) that disagree with its
+    ground truth (1 - ``gt_ratio_agreement_top_k``). Traces: the 300 human-labelled English answers of HiTZ
+    TruthfulQA-multi, ``verdict`` their truthfulness (yes: correct), ``model`` from the id's suffix."""
+    out = ROOT / "connectors" / "samples" / "examples"
+    out.mkdir(parents=True, exist_ok=True)
+    ks = (3, 5, 7, 9, 10)
+    with (shared / "mmlu_redux" / "helm14_predictions_all_subjects.csv").open(newline="", encoding="utf-8") as fh, \
+            (out / "mmlu_redux_targets.csv").open("w", newline="", encoding="utf-8") as dst:
+        w = csv.writer(dst)
+        w.writerow(["id", "label", *(f"disagree_top{k}" for k in ks)])
+        for i, row in enumerate(csv.DictReader(fh)):
+            w.writerow([i, int(float(row["binary_error_type"])),
+                        *(round(1 - float(row[f"gt_ratio_agreement_top_{k}"]), 6) for k in ks)])
+    with (shared / "truthfulqa_multi_hitz" / "human_review" / "evaluated" / "en.csv").open(newline="", encoding="utf-8") as fh, \
+            (out / "truthfulqa_answers_en.csv").open("w", newline="", encoding="utf-8") as dst:
+        w = csv.writer(dst)
+        w.writerow(["id", "model", "verdict", "trace"])
+        for row in csv.DictReader(fh):
+            model = row["id"].split("__", 1)[1]
+            w.writerow([row["id"], model, "correct" if row["truthfulness"].strip() == "yes" else "incorrect",
+                        row["model_answer"].strip()])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
@@ -100,6 +131,7 @@ def main() -> None:
     derive_country_facts(args.shared)
     derive_indicators(args.shared)
     copy_samples(args.shared)
+    derive_examples(args.shared)
 
 
 if __name__ == "__main__":

@@ -114,8 +114,10 @@ def test_config_errors_name_the_flag(capsys):
     assert main(["geo", "--bootstrap", "-5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["benchaudit geo: error: --bootstrap: Input should be greater than or equal to 0"]
-    assert main(["conventions", "--level", "95"]) == 2
-    assert "--level: Input should be less than 1" in capsys.readouterr().err
+    for job in (["conventions"], ["contamination"], ["coreset", "study"], ["landscape"]):  # 95 meant 95%: say a fraction
+        assert main([*job, "--level", "95"]) == 2
+        err = capsys.readouterr().err
+        assert "--level: give a fraction between 0 and 1, e.g. 0.95 for a 95% interval (got 95" in err, (job, err)
     assert main(["geo", "--corpus", "no-colons"]) == 2
     assert "--corpus: 'no-colons': expected NAME:PRESET:PATH" in capsys.readouterr().err
     assert main(["geo", "--corpus", "x:nosuchpreset:/tmp"]) == 2

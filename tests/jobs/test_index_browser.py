@@ -32,7 +32,13 @@ MEASURE = """() => {
   const columns = [...document.querySelectorAll('table.runs')].map(t => [...t.querySelectorAll('th')].map(
     th => th.getBoundingClientRect().width));
   const rows = [...document.querySelectorAll('table.runs .rows')].map(e => getComputedStyle(e).overflowWrap);
-  return {wider, charts, columns, rows, text: document.body.innerText};
+  const values = [...document.querySelectorAll('table.runs tbody tr')].filter(tr => tr.offsetParent !== null).map(tr => {
+    const cell = tr.cells[5], v = cell.querySelector('.v'), c = cell.getBoundingClientRect();
+    const r = v ? v.getBoundingClientRect() : null;
+    return {run: tr.cells[0].innerText, cell: cell.innerText, value: v ? v.innerText : null,
+            shown: !!r && r.width > 0 && r.left >= c.left - 0.5 && r.right <= c.right + 0.5};
+  });
+  return {wider, charts, columns, rows, values, text: document.body.innerText};
 }"""
 
 
@@ -84,3 +90,31 @@ def test_one_trend_line_per_input_and_configuration(index_load):
     assert geo is None  # the two geo runs differ in lexicon profile: one point per line is no trend
     per_model = charts["contamination · models_above_baseline@r=1"]["legend"]  # same options twice: one line
     assert per_model == ["all"]
+
+
+def test_every_runs_first_headline_value_is_visible_at_1280_px_open_or_not(index_load, history_runs):
+    """Issue 34: "coco2017_val · coverage = 0.…" -- the number cut off, expanded or not."""
+    import json
+
+    from jobs.common.html import fmt
+
+    firsts = {}
+    for entry in (history_runs / "_runs" / "entries").rglob("*.json"):
+        e = json.loads(entry.read_text())
+        if e["headline"]:
+            firsts[e["run_id"]] = fmt(e["headline"][0]["value"])
+    for measured in (index_load.measured_closed, index_load.measured):
+        rows = {r["run"]: r for r in measured["values"]}
+        for run_id, value in firsts.items():
+            if run_id not in rows:  # an older run behind its closed summary
+                assert measured is index_load.measured_closed, run_id
+                continue
+            row = rows[run_id]
+            assert row["shown"] and row["value"].replace("\xa0", " ").startswith(f" = {value}"), (run_id, row)
+    assert len(firsts) >= 30 and len(index_load.measured["values"]) == 31
+
+
+def test_failed_runs_are_marked_and_the_docs_input_is_its_cards(index_load):
+    text = index_load.text
+    assert "✗ failed" in text  # the docs run that stopped over --max-skipped 0
+    assert "benchaudit ·" not in index_load.measured["text"] and "cards · " in index_load.measured["text"]

@@ -20,7 +20,8 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
+    """The lines a failure printed, less the one that says a local Ray is starting (a wait, not the failure)."""
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("[ray] ")]
 
 
 def partials(root: Path) -> list[Path]:

@@ -154,3 +154,38 @@ def test_x_labels_of_a_trend_never_overlap_and_keep_both_ends():
         spans.append((sx(i), sx(i) + w) if anchor == "start" else (sx(i) - w, sx(i)) if anchor == "end"
                      else (sx(i) - w / 2, sx(i) + w / 2))
     assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))
+
+
+def _ticks(svg: str, axis: str) -> list[str]:
+    return re.findall(rf'<text class="{axis}"[^>]*>([^<]*)</text>', svg)
+
+
+def test_integer_data_get_whole_number_ticks_and_no_label_repeats():
+    """Issue 34: counts of 0 and 1 read "0 0 0 0 1" (ticks at 0.25 printed as whole numbers)."""
+    counts = bar_chart(["r = 1", "r = 2"], [0, 1], "models above baseline", value_fmt=lambda v: f"{int(v)}")
+    assert _ticks(counts, "xtick") == ["0", "1"]
+    points = [(0.2, 0, "a"), (0.5, 1, "b"), (0.9, 1, "c")]  # a count on y
+    assert _ticks(scatter(points, "breadth", "level", "breadth"), "ytick") == ["0", "1"]
+
+
+def test_tick_labels_are_distinct_and_probabilities_stay_in_0_1():
+    """lm-eval logs gave a Ptop1 axis "0.99 0.99 1.00 1.00 1.00", "-0.00", and running past 1."""
+    from jobs.common.html import PROBABILITY, Axis
+
+    near_one = [(0.988 + 0.001 * i, 0.002 * i, "") for i in range(12)]
+    svg = scatter(near_one, "lm-eval", Axis("Ptop1", bounds=PROBABILITY), Axis("Hnorm", bounds=PROBABILITY))
+    for axis in ("xtick", "ytick"):
+        labels = _ticks(svg, axis)
+        assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+        assert all(0 <= float(t) <= 1 for t in labels) and not any(t.startswith("-0") for t in labels), labels
+    assert Axis("Ptop1", bounds=PROBABILITY).span([0.2, 1.0]) == (0.168, 1.0)  # the 4% margin stops at 1
+
+
+def test_equal_trend_lines_stay_visible_as_bands():
+    """Two lines with the same values: the first one drawn is wider, so the second cannot hide it."""
+    svg = line_chart({"a": [("t1", 0.5), ("t2", 0.6)], "b": [("t1", 0.5), ("t2", 0.6)], "c": [("t1", 0.1), ("t2", 0.2)]},
+                     "coverage")
+    widths = [float(w) for w in re.findall(r'<polyline[^>]* stroke-width="([\d.]+)"', svg)]
+    assert widths[0] > widths[1] == widths[2]  # a under b, drawn wider; c alone
+    radii = [float(r) for r in re.findall(r'<circle[^>]* r="([\d.]+)"', svg)]
+    assert radii[0] > radii[2]

@@ -27,7 +27,8 @@ def geo(out: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
 
 
 def lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip() and not line.startswith("[geo]")]
+    """The error lines: progress and what a wait is for ("[geo] …", "[ray] starting a local Ray …") left out."""
+    return [line for line in text.splitlines() if line.strip() and not line.startswith(("[geo]", "[ray]"))]
 
 
 def test_a_ray_that_does_not_start_exits_1_and_keeps_only_a_run_worth_resuming(tmp_path):

@@ -180,6 +180,22 @@ def test_estimate_is_exact_for_the_construction_scorer_and_contrasts_are_paired(
     assert "conservative 95% interval" in html and "Paired contrasts" in html
 
 
+def test_study_progress_counts_the_table_once_whatever_the_directions(ray_local, tmp_path):
+    """Two directions over a 4,000-row table: progress said 8,000 rows (rows x directions)."""
+    rng = np.random.default_rng(3)
+    n = 4_000
+    y = rng.random(n) < 0.05
+    cols = {"label": y.astype(int), **{f"{fam}_0": np.clip(0.6 * y + 0.4 * rng.random(n), 0, 1) for fam in "ab"}}
+    src = write_parquet(pd.DataFrame(cols), tmp_path / "table", files=1, row_group_size=2_000)
+    assert main(["coreset", "study", "--input", str(src), "--dataset", "toy", "--draws", "10", "--direction", "a->b:a_0:b_0",
+                 "--direction", "b->a:b_0:a_0", "--tau", "0.5", "--prediction-threshold", "0.5", "--out", str(tmp_path / "runs"),
+                 "--run-id", "s"]) == 0
+    _, m = load(str(tmp_path / "runs" / "coreset-study" / "s"))
+    samples = m["timings"]["progress"]
+    assert {s["expected_rows"] for s in samples} == {n} and max(s["rows"] for s in samples) == n == samples[-1]["rows"]
+    assert samples[-1]["shards"] == 2  # one per direction
+
+
 def test_study_writes_the_protocol_before_any_result(ray_local, tmp_path):
     rng = np.random.default_rng(2)
     n = 40_000

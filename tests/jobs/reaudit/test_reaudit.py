@@ -66,7 +66,8 @@ def test_only_changed_inputs_rerun_unchanged_shards_are_reused_and_a_regression_
     cfg = ReauditConfig(plan=str(plan))
 
     first, diff, failed = reaudit(cfg, opts)
-    assert not failed and diff["base"] is None and diff["audits"]["conventions"]["action"] == "rerun"
+    assert not failed and diff["base"] is None and diff["audits"]["conventions"]["action"] == "first run"  # never "rerun"
+    assert "## conventions (conventions): first run -> " in (Path(first) / "diff.md").read_text()
     runs = sorted((out / "conventions").iterdir())
     assert len(runs) == 1
 
@@ -157,7 +158,7 @@ def test_two_edited_items_and_a_swapped_model_recompute_only_those(ray_local, se
 
     opts = RunOptions(out=str(tmp_path / "runs"))
     first, diff, failed = reaudit(ReauditConfig(plan=str(plan([model(a, "a"), model(b, "b")]))), opts)
-    assert not failed and {i: x["action"] for i, x in diff["audits"].items()} == {"landscape": "rerun", "conventions": "rerun"}
+    assert not failed and {i: x["action"] for i, x in diff["audits"].items()} == {"landscape": "first run", "conventions": "first run"}
     per_item = served(a) / 8
     assert per_item >= 1 and served(b) == served(a)
 

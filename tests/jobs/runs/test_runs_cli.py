@@ -167,3 +167,24 @@ def test_a_build_is_named_after_the_moment_it_started(ray_local, tmp_path, capsy
     (entry,) = json.loads(capsys.readouterr().out)
     manifest = json.loads((Path(entry["path"]) / "manifest.json").read_text())
     assert _id_time(entry["run_id"]) == entry["started_at"][:23] == manifest["started_at"][:23]
+
+
+def test_a_run_root_that_does_not_exist_is_named_not_an_empty_history(tmp_path, capsys):
+    """``runs list --out /missing`` said "no runs recorded": a typo in --out read as an empty history."""
+    missing = tmp_path / "missing"
+    for command in ("list", "show", "compare"):
+        assert main(["runs", command, "--out", str(missing)]) == 2
+        err = capsys.readouterr().err
+        assert f"--out {missing}: the folder does not exist" in err, err
+    assert not missing.exists()  # a command that only reads creates nothing
+
+
+def test_compare_without_a_comparable_run_never_blames_a_base_nobody_gave(tmp_path, capsys):
+    from connectors.runs.store import RunEntry, record_run
+
+    record_run(str(tmp_path / "_runs"), RunEntry(run_id="r1", job="geo", status="complete", path=str(tmp_path / "geo" / "r1"),
+                                                 started_at="2026-12-01T00:00:00", config={"limit": 5}))
+    assert main(["runs", "compare", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--base:" not in err and "run r1 has no earlier complete geo run with the same options (limit=5)" in err, err
+    assert "give --base RUN_ID" not in err  # there is nothing else to name either
