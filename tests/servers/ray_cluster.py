@@ -34,7 +34,7 @@ class RayCluster:
 STARTUP_TIMED_OUT = b"The current node timed out during startup"  # Ray's fixed 30 s for a raylet to register
 
 
-def _start(cluster: RayCluster, name: str, args: list[str], timeout: float, ip: str = "127.0.0.1") -> subprocess.Popen:
+def _start(cluster: RayCluster, name: str, args: list[str], timeout: float) -> subprocess.Popen:
     """One ``ray start --block`` node; returns once it says its runtime started (its raylet registered). A start Ray
     gave up on because its raylet did not register within its fixed 30 s (a busy machine) is tried again, twice."""
     log_path = cluster.root / f"{name}.log"
@@ -42,7 +42,7 @@ def _start(cluster: RayCluster, name: str, args: list[str], timeout: float, ip: 
     while True:
         worker = free_ports(1)[0]
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen([str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", ip,
+            proc = subprocess.Popen([str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", "127.0.0.1",
                                      "--min-worker-port", str(worker), "--max-worker-port", str(worker + 40),
                                      "--disable-usage-stats", *args],
                                     stdout=log, stderr=subprocess.STDOUT, env=cluster.env, start_new_session=True)
@@ -64,9 +64,11 @@ def _start(cluster: RayCluster, name: str, args: list[str], timeout: float, ip: 
 
 
 # Ray's GCS declares a node dead after 5 failed health checks 3 s apart (each may wait 10 s): 12-15 s after its
-# raylet dies. Fast checks (about 3 s) let a test see a loss well inside a short scan; each waits 1.5 s, so a raylet
-# slowed by a busy machine (load 12-15) is not declared dead while it lives (a head declared dead takes the driver).
-FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "500", "RAY_health_check_timeout_ms": "1500",
+# raylet dies. Fast checks let a test see a loss within a short scan: a dead raylet refuses at once, so it is declared
+# dead after 3 checks a second apart (~3 s). Each check waits 2 s for a live one: with 0.5 s, a busy machine (load
+# 12-15) had live raylets declared dead, the worker node's before the test killed it and the head's too, and a head
+# declared dead takes the driver's actors with it ("The actor died unexpectedly ... Owner's node has crashed").
+FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "1000", "RAY_health_check_timeout_ms": "2000",
                       "RAY_health_check_failure_threshold": "3"}
 
 
@@ -85,15 +87,11 @@ def start_cluster(root: Path, head_cpus: int, fast_health_checks: bool = False, 
 
 
 def add_node(cluster: RayCluster, num_cpus: int, resources: dict[str, float], timeout: float = 120.0) -> subprocess.Popen:
-    """A worker node joined with ``ray start --address``, with its own CPUs and custom resources, at a loopback address
-    of its own (127.0.0.2, ...), as a machine of its own would be. Why: a driver joins the first live raylet at its
-    own address (127.0.0.1), which on one shared address may be a worker node's; a job whose driver sits on the node
-    the test kills loses its own actors ("Owner's node has crashed"), which no cluster with one node per machine does."""
+    """A worker node joined with ``ray start --address``, with its own CPUs and custom resources."""
     agent, metrics = free_ports(2)
-    n = len(cluster.nodes)
-    return _start(cluster, f"node{n}", [
+    return _start(cluster, f"node{len(cluster.nodes)}", [
         "--address", cluster.gcs, "--num-cpus", str(num_cpus), "--resources", json.dumps(resources),
-        "--dashboard-agent-listen-port", str(agent), "--metrics-export-port", str(metrics)], timeout, ip=f"127.0.0.{n + 1}")
+        "--dashboard-agent-listen-port", str(agent), "--metrics-export-port", str(metrics)], timeout)
 
 
 def kill_raylet(node: subprocess.Popen) -> int | None:

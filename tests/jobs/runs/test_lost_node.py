@@ -186,7 +186,8 @@ def test_a_model_stage_whose_only_node_died_stops_resumably_and_resume_finishes_
                 "--options-column", "opts", "--gold-column", "ans", "--perturbations", "none", "--model", f"hf:{model}",
                 "--batch-size", "4", "--actors", "1", "--out", str(tmp_path / out), *extra]
 
-    ray_cluster = cluster(head_cpus=0)  # the head holds no model actor, as a head without GPUs holds none
+    # the head holds no model actor, as a head without GPUs holds none; fast health checks: the loss is seen in ~3 s
+    ray_cluster = cluster(head_cpus=0, fast_health_checks=True)
     node = add_node(ray_cluster, num_cpus=2, resources={"model_node": 1})
     base = Watched([*args("base"), "--address", ray_cluster.gcs], ray_cluster.env)
     code, base_out = base.finish()
