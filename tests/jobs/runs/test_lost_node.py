@@ -126,9 +126,10 @@ def shards_done(out: Path) -> int:
 
 
 def shard_worker_on(node) -> bool:
-    """Whether a shard worker (a Ray Data pool actor: ``ray::MapWorker(MapBatches(_ShardWorker))``) runs on the node."""
+    """Whether a shard worker (the scan's only Ray Data pool actor, a ``_MapWorker``: its process title says so) runs on
+    the node."""
     try:
-        return any("_ShardWorker" in " ".join(p.cmdline()) for p in psutil.Process(node.pid).children(recursive=True))
+        return any("MapWorker" in " ".join(p.cmdline()) for p in psutil.Process(node.pid).children(recursive=True))
     except psutil.Error:
         return False
 
