@@ -40,10 +40,13 @@ def _start(cluster: RayCluster, name: str, args: list[str], timeout: float) -> s
     log_path = cluster.root / f"{name}.log"
     retries = 2
     while True:
-        worker = free_ports(1)[0]
+        worker, agent_grpc, runtime_env = free_ports(3)
         with open(log_path, "wb") as log:
+            # the agents' ports given rather than reported by them in files: a raylet waits 15 s for such a file and
+            # dies when a busy machine's agent is slower ("Timed out waiting for file .../metrics_agent_port_<node>")
             proc = subprocess.Popen([str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", "127.0.0.1",
                                      "--min-worker-port", str(worker), "--max-worker-port", str(worker + 40),
+                                     "--dashboard-agent-grpc-port", str(agent_grpc), "--runtime-env-agent-port", str(runtime_env),
                                      "--disable-usage-stats", *args],
                                     stdout=log, stderr=subprocess.STDOUT, env=cluster.env, start_new_session=True)
         cluster.nodes.append(proc)
