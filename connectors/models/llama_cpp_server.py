@@ -15,6 +15,7 @@ shell shows: 132 for SIGILL) and the end of its log, at start-up or whenever ``c
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import signal
 import socket
@@ -91,7 +92,7 @@ class LlamaCppServer:
         try:
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 return json.loads(response.read())["choices"][0]["text"]
-        except OSError:  # URLError, a reset: when the server died, that is what to say
+        except (OSError, http.client.HTTPException):  # refused, reset, cut short: when the server died, say that
             assert self.proc is not None
             try:
                 self.proc.wait(timeout=5)  # a crash closes the connection a moment before the process is reaped
