@@ -1,9 +1,12 @@
 """JSON over HTTP POST with timeouts, retries with exponential backoff, and bounded concurrency.
 
 Retried: HTTP 429 and 5xx (``Retry-After`` is honoured, up to the backoff cap), transport faults
-(connection refused or reset, a body cut short of its Content-Length, a broken status line),
-timeouts and a body that is not JSON. Not retried: other 4xx (a bad request stays bad) and a body
-that is not UTF-8 (the server said what it meant to say; it is the item's error). Every attempt,
+(a connection reset, a body cut short of its Content-Length, a broken status line), timeouts and a
+body that is not JSON. Not retried: other 4xx (a bad request stays bad), a body that is not UTF-8
+(the server said what it meant to say; it is the item's error) and a refused connection
+(``EndpointDown``): nothing listens at the address, so the server was never started or has died
+(a crashed llama.cpp server: its in-flight request is reset, the retry is refused), and minutes
+of backoff would only hide that. Every attempt,
 retry and final failure is counted in the caller's counters, so a manifest can say how flaky the
 endpoint was.
 
@@ -18,6 +21,7 @@ import http.client
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -35,6 +39,10 @@ DETAIL_CHARS = 300  # of an error body, in a message
 
 class EndpointError(RuntimeError):
     """A request that failed for good (after its retries, or with a non-retryable status)."""
+
+
+class EndpointDown(EndpointError):
+    """The endpoint refused the connection: no server listens at its address (not started, or crashed)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,12 @@ class JsonClient:
                 retry_after = exc.headers.get("Retry-After")
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = getattr(exc, "reason", exc)
+                if isinstance(reason, ConnectionRefusedError):
+                    self._count("failures")
+                    host = urllib.parse.urlsplit(url).netloc
+                    raise EndpointDown(self.redact(
+                        f"POST {url} failed after {attempt} retries: connection refused: nothing listens at {host} (a "
+                        "server not started, or one that crashed); a refused connection is not retried")) from exc
                 last = f"timed out after {self.policy.timeout_s:g} s" if isinstance(reason, TimeoutError) \
                     else f"{type(reason).__name__}: {reason}"
             except http.client.IncompleteRead as exc:

@@ -14,12 +14,15 @@ actor pool (``map_batches`` with a class: the worker state lives in the actor, n
 globals), turns any exception into a failed shard with its message and traceback, applies
 ``--on-error``, writes the ``shards/<id>.json`` done-marker, times each shard and reports progress
 in rows. A Ray node lost mid-scan is survived where Ray can rerun its shards elsewhere, and stops the
-scan resumably where it cannot (``jobs.common.nodes``). Adding a CPU audit means writing a
+scan resumably where it cannot (``jobs.common.nodes``); when Ray itself gives the loss up (its actors or the
+blocks they made are gone for good: ``lost_to_ray``), the runner starts the scan again over the shards not
+yet back, on the nodes that remain. Adding a CPU audit means writing a
 ``ShardTask``, nothing else.
 """
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import traceback
@@ -36,6 +39,8 @@ from jobs.common.errors import JobError, is_transient, one_line
 from jobs.common.manifest import StageTimer
 from jobs.common.nodes import watch_nodes
 from jobs.common.progress import Progress
+
+log = logging.getLogger("benchaudit")
 
 
 @dataclass(frozen=True)
@@ -329,6 +334,37 @@ class _LiveRows(threading.Thread):
             self.progress.live(read_live_rows(self.partial, set(self.running)))
 
 
+# How often a scan whose workers Ray lost for good (their node, or the node of their owner, died; the blocks they
+# made are gone) is started again over its unfinished shards before the run fails. Ray's own retries come first.
+MAX_RESCANS = 3
+
+
+def lost_to_ray(exc: BaseException) -> bool:
+    """Whether a scan failed because Ray lost its workers or what they made (a node died: the actors on it, the actors
+    a worker there owned, the blocks it held), not because of the job's own code or input (an actor whose setup
+    raised: a rerun raises again)."""
+    import ray.exceptions as rx
+
+    if isinstance(exc, rx.RayActorError):
+        return not exc.actor_init_failed
+    return isinstance(exc, (rx.WorkerCrashedError, rx.NodeDiedError, rx.ObjectLostError))
+
+
+def _scan(shards: list[Shard], task: ShardTask, partial_dir: str, opts: RunOptions):
+    """The Ray Data pipeline over ``shards``: one row per shard through an actor pool of ``_ShardWorker``.
+
+    The pool starts full: every shard is queued already, and each actor's setup (a lexicon compile, a model
+    load) is paid by all actors at once rather than one after another while the first one works. It may
+    still shrink to one when the cluster needs the CPUs."""
+    import ray
+
+    ds = ray.data.from_items([{"shard": json.dumps(asdict(s))} for s in shards], override_num_blocks=len(shards))
+    size = _pool_size(opts, len(shards))
+    return ds.map_batches(_ShardWorker, fn_constructor_kwargs={"task": task, "partial_dir": partial_dir},
+                          batch_size=1, batch_format="pyarrow", num_cpus=WORKER_CPUS,
+                          compute=ray.data.ActorPoolStrategy(min_size=1, max_size=size, initial_size=size))
+
+
 def run_shards(job: str, run: RunDir, opts: RunOptions, timer: StageTimer, shards: list[Shard], task: ShardTask,
                executor: str = "ray", on_ray: Callable[[], None] | None = None) -> ShardScan:
     """The scan every sharded job shares: skip finished shards, run the rest on an actor pool (or,
@@ -369,20 +405,22 @@ def run_shards(job: str, run: RunDir, opts: RunOptions, timer: StageTimer, shard
             if on_ray is not None:
                 on_ray()  # start or join Ray now, and only now that the scan needs it
             progress.start()
-            ds = ray.data.from_items([{"shard": json.dumps(asdict(s))} for s in todo], override_num_blocks=len(todo))
-            # The pool starts full: every shard is queued already, and each actor's setup (a lexicon
-            # compile, a model load) is paid by all actors at once rather than one after another
-            # while the first one works. It may still shrink to one when the cluster needs the CPUs.
-            size = _pool_size(opts, len(todo))
-            ds = ds.map_batches(_ShardWorker, fn_constructor_kwargs={"task": task, "partial_dir": run.partial},
-                                batch_size=1, batch_format="pyarrow", num_cpus=WORKER_CPUS,
-                                compute=ray.data.ActorPoolStrategy(min_size=1, max_size=size, initial_size=size))
             live = _LiveRows(run.partial, progress, running)
             live.start()
             try:
                 with watch_nodes(job, "", {"CPU": WORKER_CPUS}, opts.lost_node_timeout):
-                    for row in ds.iter_rows():
-                        take(json.loads(row["result"]))
+                    for rescan in range(MAX_RESCANS + 1):
+                        pending = [s for s in todo if s.shard_id not in results]
+                        try:
+                            for row in _scan(pending, task, run.partial, opts).iter_rows():
+                                take(json.loads(row["result"]))
+                            break
+                        except ray.exceptions.RayError as exc:
+                            if not lost_to_ray(exc) or rescan == MAX_RESCANS:
+                                raise
+                            left = sum(s.shard_id not in results for s in todo)
+                            log.warning("%s: warning: Ray lost workers of the scan (%s); its %d unfinished shard(s) are rerun "
+                                        "on the nodes that remain", job, type(exc).__name__, left)
             finally:
                 live.stop.set()
         progress.emit()

@@ -31,28 +31,47 @@ class RayCluster:
     nodes: list[subprocess.Popen] = field(default_factory=list)  # the head first
 
 
+STARTUP_TIMED_OUT = b"The current node timed out during startup"  # Ray's fixed 30 s for a raylet to register
+
+
 def _start(cluster: RayCluster, name: str, args: list[str], timeout: float) -> subprocess.Popen:
-    """One ``ray start --block`` node; returns once it says its runtime started (its raylet registered)."""
+    """One ``ray start --block`` node; returns once it says its runtime started (its raylet registered). A start Ray
+    gave up on because its raylet did not register within its fixed 30 s (a busy machine) is tried again, twice."""
     log_path = cluster.root / f"{name}.log"
-    log = open(log_path, "wb")
-    worker = free_ports(1)[0]
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", "127.0.0.1",
-                             "--min-worker-port", str(worker), "--max-worker-port", str(worker + 40),
-                             "--disable-usage-stats", *args],
-                            stdout=log, stderr=subprocess.STDOUT, env=cluster.env, start_new_session=True)
-    cluster.nodes.append(proc)
-    deadline = time.monotonic() + timeout
-    while b"Ray runtime started" not in log_path.read_bytes():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_cluster(cluster)
-            raise RuntimeError(f"ray start ({name}) did not come up: {log_path.read_text(errors='replace')[-3000:]}")
-        time.sleep(0.2)
-    return proc
+    retries = 2
+    while True:
+        worker, agent_grpc, runtime_env = free_ports(3)
+        with open(log_path, "wb") as log:
+            # the agents' ports given rather than reported by them in files: a raylet waits 15 s for such a file and
+            # dies when a busy machine's agent is slower ("Timed out waiting for file .../metrics_agent_port_<node>")
+            proc = subprocess.Popen([str(Path(sys.executable).parent / "ray"), "start", "--block", "--node-ip-address", "127.0.0.1",
+                                     "--min-worker-port", str(worker), "--max-worker-port", str(worker + 40),
+                                     "--dashboard-agent-grpc-port", str(agent_grpc), "--runtime-env-agent-port", str(runtime_env),
+                                     "--disable-usage-stats", *args],
+                                    stdout=log, stderr=subprocess.STDOUT, env=cluster.env, start_new_session=True)
+        cluster.nodes.append(proc)
+        deadline = time.monotonic() + timeout
+        while b"Ray runtime started" not in log_path.read_bytes():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        else:
+            return proc
+        if proc.poll() is not None and STARTUP_TIMED_OUT in log_path.read_bytes() and retries:
+            retries -= 1
+            _stop(proc)
+            cluster.nodes.remove(proc)
+            continue
+        stop_cluster(cluster)
+        raise RuntimeError(f"ray start ({name}) did not come up: {log_path.read_text(errors='replace')[-3000:]}")
 
 
 # Ray's GCS declares a node dead after 5 failed health checks 3 s apart (each may wait 10 s): 12-15 s after its
-# raylet dies. Fast checks (about 2 s) let a test see a loss well inside a short scan.
-FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "500", "RAY_health_check_timeout_ms": "500",
+# raylet dies. Fast checks let a test see a loss within a short scan: a dead raylet refuses at once, so it is declared
+# dead after 3 checks a second apart (~3 s). Each check waits 2 s for a live one: with 0.5 s, a busy machine (load
+# 12-15) had live raylets declared dead, the worker node's before the test killed it and the head's too, and a head
+# declared dead takes the driver's actors with it ("The actor died unexpectedly ... Owner's node has crashed").
+FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "1000", "RAY_health_check_timeout_ms": "2000",
                       "RAY_health_check_failure_threshold": "3"}
 
 
@@ -78,12 +97,21 @@ def add_node(cluster: RayCluster, num_cpus: int, resources: dict[str, float], ti
         "--dashboard-agent-listen-port", str(agent), "--metrics-export-port", str(metrics)], timeout)
 
 
-def kill_raylet(node: subprocess.Popen) -> int:
-    """SIGKILL to the node's raylet; returns its PID."""
-    raylets = [p for p in psutil.Process(node.pid).children(recursive=True) if p.name() == "raylet"]
-    assert len(raylets) == 1, f"expected one raylet under ray start {node.pid}, found {raylets}"
-    raylets[0].send_signal(signal.SIGKILL)
-    return raylets[0].pid
+def kill_raylet(node: subprocess.Popen) -> int | None:
+    """SIGKILL to the node's raylet; returns its PID, or None when it is gone already: the GCS declared the node dead
+    first (its health checks timed out on a busy machine) and the raylet exited, which is the same loss."""
+    try:
+        raylets = [p for p in psutil.Process(node.pid).children(recursive=True) if p.name() == "raylet"]
+    except psutil.NoSuchProcess:
+        return None
+    assert len(raylets) <= 1, f"expected one raylet under ray start {node.pid}, found {raylets}"
+    for raylet in raylets:
+        try:
+            raylet.send_signal(signal.SIGKILL)
+            return raylet.pid
+        except psutil.NoSuchProcess:
+            return None
+    return None
 
 
 class NodeStates:
@@ -92,8 +120,10 @@ class NodeStates:
 
     SCRIPT = ("import sys, time, ray\n"
               "ray.init(address=sys.argv[1], log_to_driver=False)\n"
+              "gone = {n['NodeID'] for n in ray.nodes() if not n['Alive']}\n"  # lost before: not this driver's to time
               "while True:\n"
-              "    print('dead', time.time(), *[n['NodeID'] for n in ray.nodes() if not n['Alive']], flush=True)\n"
+              "    print('dead', time.time(), *[n['NodeID'] for n in ray.nodes() if not n['Alive'] and n['NodeID'] not in gone],"
+              " flush=True)\n"
               "    time.sleep(0.2)\n")
 
     def __init__(self, cluster: RayCluster):
@@ -122,14 +152,18 @@ class NodeStates:
 def stop_cluster(cluster: RayCluster) -> None:
     """Worker nodes first, then the head: SIGTERM to each ``ray start --block``, then SIGKILL to its process group."""
     for proc in reversed(cluster.nodes):
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                pass
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
             pass
-        proc.wait()
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()

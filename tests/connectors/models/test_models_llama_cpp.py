@@ -21,10 +21,22 @@ def _top(scores) -> int:
 def llama_server(smollm2_gguf):
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None:
         pytest.skip("llama-cpp-python[server] is not installed (the test and server extras build it: scripts/setup test)")
-    from tests.servers.llama_cpp_server import LlamaCppServer
+    from connectors.models.llama_cpp_server import LlamaCppServer
 
     with LlamaCppServer(smollm2_gguf) as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def server_alive(request):
+    """A server that died (a wheel built for another CPU: SIGILL on the first completion) fails the test that met it,
+    and every later one at once, as a crash with its exit status: not as the refused connections its clients see."""
+    server = request.getfixturevalue("llama_server") if "llama_server" in request.fixturenames else None
+    if server is not None:
+        server.check()
+    yield
+    if server is not None:
+        server.check()
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 
@@ -78,16 +79,22 @@ def test_a_4xx_is_not_retried_and_stays_on_its_item(server):
     assert backend.counters["retries"] == 0 and backend.counters["failures"] == 1
 
 
-def test_unreachable_endpoint_is_a_clear_per_item_error_with_retries_counted():
+def test_unreachable_endpoint_is_a_clear_per_item_error_at_once_without_retries():
+    """Nothing listens (a server never started, or one that crashed): each item says so at once, with the default
+    backoff, instead of retrying a refused connection for seconds per item."""
     with socket.socket() as s:  # a loopback port with nothing listening
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    backend = build_backend(f"openai:http://127.0.0.1:{port}/v1#tiny", {"max_retries": 2, "timeout_s": 2, **FAST})
+    backend = build_backend(f"openai:http://127.0.0.1:{port}/v1#tiny", {"max_retries": 2, "timeout_s": 2})
+    started = time.monotonic()
     scores = backend.choice_logprobs(QUESTIONS, LABELS)
+    assert time.monotonic() - started < 2  # 3 items x 2 retries of the default 0.5 s and 1 s backoff would be 4.5 s
     for s in scores:
         assert s.logprobs is None
-        assert f"POST http://127.0.0.1:{port}/v1/completions failed after 2 retries" in s.error and "refused" in s.error
-    assert backend.counters["requests"] == 9 and backend.counters["retries"] == 6 and backend.counters["failures"] == 3
+        assert s.error == (f"openai:http://127.0.0.1:{port}/v1#tiny: POST http://127.0.0.1:{port}/v1/completions failed "
+                           f"after 0 retries: connection refused: nothing listens at 127.0.0.1:{port} (a server not "
+                           "started, or one that crashed); a refused connection is not retried")
+    assert backend.counters["requests"] == 3 and backend.counters["retries"] == 0 and backend.counters["failures"] == 3
 
 
 def test_chat_only_endpoint_refuses_choice_logprobs_with_the_reason():

@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -24,7 +25,6 @@ from tests.servers.ray_cluster import NodeStates, add_node, kill_raylet, start_c
 from tests.servers.tiny_lm import shared_tiny_lm
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
-SHARDS = re.compile(r"shards (\d+)/(\d+)")
 ANSWERS = re.compile(r"([\d,]+)/([\d,]+) answers")
 
 
@@ -89,48 +89,93 @@ def cluster(tmp_path):
         stop_cluster(c)
 
 
-def test_geo_survives_a_lost_node_with_the_totals_of_an_uninterrupted_run(cluster, tmp_path, real_captions):
-    corpus = tmp_path / "corpus"
+GEO_ARGS = ["--bootstrap", "0", "--shard-rows", "25000", "--lexicon-profile", "gazetteer"]
+
+
+@pytest.fixture(scope="module")
+def geo_corpus(tmp_path_factory, real_captions):
+    """12 shards of 25,000 real captions, and what an uninterrupted run of it reports (``--executor local``)."""
+    root = tmp_path_factory.mktemp("geo-lost")
+    corpus = root / "corpus"
     corpus.mkdir()
     rng = random.Random(7)
-    for i in range(24):  # 2.4M real captions, 24 shards: a scan that lasts well past Ray's node-death detection
-        text = pa.array(rng.choices(real_captions, k=100_000), pa.string())
-        url = pa.array([f"http://a.example.{('com', 'jp', 'de', 'fr')[j % 4]}/{j}" for j in range(100_000)])
-        uid = pa.array([f"{i:03d}-{j:06d}" for j in range(100_000)])
-        pq.write_table(pa.table({"uid": uid, "text": text, "url": url}), corpus / f"part-{i:03d}.parquet", row_group_size=100_000)
-    args = ["geo", "--corpus", f"c:datacomp:{corpus}", "--bootstrap", "0", "--shard-rows", "100000",
-            "--lexicon-profile", "gazetteer"]
-    ray_cluster = cluster(head_cpus=1, fast_health_checks=True)  # the loss is seen within the scan (~2 s, not 12-15 s)
-    node = add_node(ray_cluster, num_cpus=2, resources={"second_node": 1})
-    states = NodeStates(ray_cluster)
-    run = Watched([*args, "--address", ray_cluster.gcs, "--out", str(tmp_path / "lost")], ray_cluster.env)
-    run.wait_for(SHARDS, lambda m: int(m.group(1)) < int(m.group(2)) // 2)  # mid-scan: most shards to go
+    for i in range(12):
+        text = pa.array(rng.choices(real_captions, k=25_000), pa.string())
+        url = pa.array([f"http://a.example.{('com', 'jp', 'de', 'fr')[j % 4]}/{j}" for j in range(25_000)])
+        uid = pa.array([f"{i:03d}-{j:06d}" for j in range(25_000)])
+        pq.write_table(pa.table({"uid": uid, "text": text, "url": url}), corpus / f"part-{i:03d}.parquet", row_group_size=25_000)
+    args = ["geo", "--corpus", f"c:datacomp:{corpus}", *GEO_ARGS]
+    base = subprocess.run([sys.executable, "-m", "jobs.cli", *args, "--executor", "local", "--out", str(root / "base")],
+                          capture_output=True, text=True, timeout=600)
+    assert base.returncode == 0, base.stderr[-3000:]
+    return args, run_dir(base.stdout)
+
+
+@pytest.fixture(scope="module")
+def geo_cluster(tmp_path_factory):
+    """One head (1 CPU, fast health checks: a loss is seen within the scan, ~3 s, not 12-15 s) for both moments;
+    each test joins a worker node of its own and loses it."""
+    ray_cluster = start_cluster(tmp_path_factory.mktemp("geo-cluster"), head_cpus=1, fast_health_checks=True)
+    yield ray_cluster
+    stop_cluster(ray_cluster)
+
+
+def shards_done(out: Path) -> int:
+    """Shards the run has finished: their done-markers (``shards/<id>.json``), written as each one ends."""
+    return sum(1 for _ in out.rglob("shards/*.json"))
+
+
+def shard_worker_on(node) -> bool:
+    """Whether a shard worker (the scan's only Ray Data pool actor, a ``_MapWorker``: its process title says so) runs on
+    the node."""
+    try:
+        return any("MapWorker" in " ".join(p.cmdline()) for p in psutil.Process(node.pid).children(recursive=True))
+    except psutil.Error:
+        return False
+
+
+@pytest.mark.parametrize("moment", ["before the first shard line", "mid-scan"])
+def test_geo_survives_a_lost_node_with_the_totals_of_an_uninterrupted_run(geo_cluster, geo_corpus, tmp_path, moment):
+    """The worker node's raylet is killed once a shard worker runs there and no shard is done yet, or once the first
+    shard is done with the rest to go (or the node was declared dead before, by health checks a busy machine failed:
+    the same loss). Its shards are rerun on the head: the totals are the uninterrupted run's."""
+    args, base_dir = geo_corpus
+    node = add_node(geo_cluster, num_cpus=2, resources={"second_node": 1})
+    states = NodeStates(geo_cluster)
+    run = Watched([*args, "--address", geo_cluster.gcs, "--out", str(tmp_path / "lost")], geo_cluster.env)
+    def ready() -> bool:
+        return shards_done(tmp_path / "lost") > 0 if moment == "mid-scan" else shard_worker_on(node)
+
+    deadline = time.monotonic() + 300
+    while not ready() and node.poll() is None and run.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    done_at_kill = shards_done(tmp_path / "lost")
     killed, killed_wall = time.monotonic(), time.time()
-    kill_raylet(node)
+    pid = kill_raylet(node)
     code, stdout = run.finish()
     ended_wall = time.time()
     states.close()
     assert code == 0, run.stderr()[-3000:]
     assert "Traceback" not in run.stderr() and "Raylet is terminated" not in run.stderr() + stdout  # Ray's 25 lines
-    # The loss is the job's to tell once Ray's GCS has declared it (about 2 s with these health checks on a quiet
+    # The loss is the job's to tell once Ray's GCS has declared it (about 3 s with these health checks on a quiet
     # machine; a loaded one may finish the scan first, and then there is no loss to tell during it).
     dead = [at - killed_wall for at in states.dead_at.values()]
-    print(f"\ngeo: raylet killed; the GCS saw the node dead after {dead[0] if dead else float('nan'):.1f} s; the run "
-          f"finished {ended_wall - killed_wall:.1f} s after the kill")
+    print(f"\ngeo ({moment}): {'raylet killed' if pid else 'node declared dead before the kill'} with {done_at_kill} "
+          f"shard(s) done; the GCS saw the node dead after {dead[0] if dead else float('nan'):.1f} s; the run finished "
+          f"{ended_wall - killed_wall:.1f} s after the kill")
     if dead and ended_wall - killed_wall > dead[0] + 2:  # two polls of the job's watch
         assert re.search(r"^geo: warning: lost Ray node \S+ \([0-9a-f]{8}\); its work is retried on the nodes that remain$",
                          run.stderr(), re.M), run.stderr()
         print(f"geo: 'lost Ray node' printed {run.line_at('lost Ray node') - killed:.1f} s after the kill")
+    if pid is not None:  # the kill came at the moment meant, not after the scan
+        assert (done_at_kill == 0) if moment == "before the first shard line" else (0 < done_at_kill < 12), done_at_kill
 
-    base = subprocess.run([sys.executable, "-m", "jobs.cli", *args, "--executor", "local", "--out", str(tmp_path / "base")],
-                          capture_output=True, text=True, timeout=600)
-    assert base.returncode == 0, base.stderr[-3000:]
-    lost_summary, base_summary = (json.loads((run_dir(out) / "summary.json").read_text()) for out in (stdout, base.stdout))
+    lost_summary, base_summary = (json.loads((d / "summary.json").read_text()) for d in (run_dir(stdout), base_dir))
     assert lost_summary["corpora"]["c"]["country_counts"] == base_summary["corpora"]["c"]["country_counts"]
     assert lost_summary["table"] == base_summary["table"]
-    manifests = [json.loads((run_dir(out) / "manifest.json").read_text()) for out in (stdout, base.stdout)]
-    assert manifests[0]["rows"] == manifests[1]["rows"] and manifests[0]["rows"]["in"] == 2_400_000
-    assert manifests[0]["shards"]["total"] == 24 and not manifests[0]["shards"]["failed"]
+    manifests = [json.loads((d / "manifest.json").read_text()) for d in (run_dir(stdout), base_dir)]
+    assert manifests[0]["rows"] == manifests[1]["rows"] and manifests[0]["rows"]["in"] == 300_000
+    assert manifests[0]["shards"]["total"] == 12 and not manifests[0]["shards"]["failed"]
 
 
 def test_a_model_stage_whose_only_node_died_stops_resumably_and_resume_finishes_it(cluster, tmp_path):
@@ -142,7 +187,8 @@ def test_a_model_stage_whose_only_node_died_stops_resumably_and_resume_finishes_
                 "--options-column", "opts", "--gold-column", "ans", "--perturbations", "none", "--model", f"hf:{model}",
                 "--batch-size", "4", "--actors", "1", "--out", str(tmp_path / out), *extra]
 
-    ray_cluster = cluster(head_cpus=0)  # the head holds no model actor, as a head without GPUs holds none
+    # the head holds no model actor, as a head without GPUs holds none; fast health checks: the loss is seen in ~3 s
+    ray_cluster = cluster(head_cpus=0, fast_health_checks=True)
     node = add_node(ray_cluster, num_cpus=2, resources={"model_node": 1})
     base = Watched([*args("base"), "--address", ray_cluster.gcs], ray_cluster.env)
     code, base_out = base.finish()

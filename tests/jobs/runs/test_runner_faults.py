@@ -46,6 +46,21 @@ class SlowTask(ShardTask):
         return ShardResult(rows_in=n, partial={"sum": n * (n - 1) // 2, "n": n})
 
 
+class LostForGood(SlowTask):
+    """The first call of shard s03 kills its own actor for good (no restart): a loss Ray gives up on, as it does
+    for the actors of a dead node's owner ("Owner's node has crashed")."""
+
+    def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
+        flag = Path(self.calls).parent / f"{Path(self.calls).name}.lost"
+        if shard.shard_id == "s03" and not flag.exists():
+            import ray
+
+            flag.write_text(str(os.getpid()))
+            ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+            time.sleep(60)  # never wakes: the kill ends this process
+        return super().process(shard, out)
+
+
 class Cfg(BaseModel):
     shards: int = 8
 
@@ -63,7 +78,8 @@ def calls_of(calls: Path) -> dict[str, list[int]]:
     return out
 
 
-def scan(tmp_path: Path, name: str, pause: float, kill_mid_scan: bool = False) -> tuple[list[dict], dict, tuple | None]:
+def scan(tmp_path: Path, name: str, pause: float, kill_mid_scan: bool = False,
+         task: type[SlowTask] = SlowTask) -> tuple[list[dict], dict, tuple | None]:
     import threading
 
     from ray import cloudpickle
@@ -88,7 +104,7 @@ def scan(tmp_path: Path, name: str, pause: float, kill_mid_scan: bool = False) -
     with JobRun("faulty", Cfg(), RunOptions(out=str(tmp_path / name)), {"k": 8}, seed=None) as job:
         if thread:
             thread.start()
-        result = job.scan(shards(8), SlowTask(str(calls), pause))
+        result = job.scan(shards(8), task(str(calls), pause))
     if thread:
         thread.join()
     return [{k: r[k] for k in ("shard_id", "status", "rows_in", "partial")} for r in result.results], calls_of(calls), (
@@ -105,6 +121,18 @@ def test_a_worker_killed_mid_scan_changes_nothing(ray_local, tmp_path):
     assert hit == calm and all(r["status"] == "ok" for r in hit)  # identical results, every shard finished
     assert len(hit_calls[shard]) >= 2 and any(p != pid for p in hit_calls[shard])  # its shard ran again, elsewhere
     assert sorted(hit_calls) == sorted(calm_calls) == [f"s{i:02d}" for i in range(8)]
+
+
+def test_an_actor_ray_gives_up_on_costs_its_shard_never_the_scan(ray_local, tmp_path, caplog):
+    calm, _, _ = scan(tmp_path, "calm", 0.0)
+    hit, hit_calls, _ = scan(tmp_path, "lost", 0.0, task=LostForGood)
+    killed = int((tmp_path / "calls-lost.lost").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(killed, 0)  # the actor is really gone
+    assert hit == calm and all(r["status"] == "ok" for r in hit)  # identical results, every shard finished
+    assert "s03" in hit_calls and all(pid != killed for pid in hit_calls["s03"])  # its shard ran again, elsewhere
+    assert any("Ray lost workers of the scan (ActorDiedError)" in r.getMessage() and "rerun on the nodes that remain"
+               in r.getMessage() for r in caplog.records)
 
 
 DRIVER = textwrap.dedent("""
