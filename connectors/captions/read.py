@@ -23,11 +23,12 @@ from connectors.captions.corpus import (
     ITEM_SCHEMA,
     MAX_TEXT_BYTES,
     CorpusError,
-    Shard,
 )
 from connectors.captions.presets import CorpusSpec
 from connectors.io.delimited import Dialect, header_names, read_pieces
+from connectors.io.fs import open_input
 from connectors.io.read_report import ReadReport, input_errors
+from connectors.io.shards import Shard
 from connectors.io.utf8 import encodable, valid_strings
 
 
@@ -43,9 +44,9 @@ def read_shard(shard: Shard, spec: CorpusSpec, report: ReadReport | None = None,
     ``skip_reason`` counts; ``report.unread`` holds what no row came from. Raises ``CorpusError``
     (unreadable shard) or ``ReadIOError`` (transient), both naming the file.
     """
-    report = ReadReport(shard.file.url) if report is None else report
+    report = ReadReport(shard.source) if report is None else report
     where = f"row groups {list(shard.row_groups)}" if shard.format == "parquet" else ""
-    with input_errors(shard.file.url, CorpusError, where):
+    with input_errors(shard.source, CorpusError, where):
         for batch in _READERS[shard.format](shard, spec, report, with_ids):
             _count(batch, report)
             yield batch
@@ -132,15 +133,15 @@ def _to_items(table: pa.Table, spec: CorpusSpec, url: str, first_row: int, with_
 
 def _read_parquet(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bool) -> Iterator[pa.RecordBatch]:
     read = 0
-    with shard.file.open(compression=None) as fh:
+    with open_input(shard.source, compression=None) as fh:
         pf = pq.ParquetFile(fh)
         # one thread: a shard is one worker's unit of work, on one CPU; decoding threads would only contend
         for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=list(shard.row_groups), columns=spec.mapping.columns(),
                                      use_threads=False):
-            yield _to_items(pa.Table.from_batches([batch]), spec, shard.file.url, shard.first_row + read, with_ids)
+            yield _to_items(pa.Table.from_batches([batch]), spec, shard.source, shard.start + read, with_ids)
             read += batch.num_rows
     if shard.expected_rows is not None and read != shard.expected_rows:
-        raise CorpusError(f"{shard.file.url} (row groups {list(shard.row_groups)}): read {read} rows, "
+        raise CorpusError(f"{shard.source} (row groups {list(shard.row_groups)}): read {read} rows, "
                           f"the footer promises {shard.expected_rows}")
 
 
@@ -151,7 +152,7 @@ def _read_delimited(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids
     columns = tuple(spec.mapping.columns())
     dialect = Dialect("\t" if tsv else ",", quoted=not tsv, include=columns, column_types=dict.fromkeys(columns, pa.binary()))
     row = malformed = 0
-    with shard.file.open() as fh:
+    with open_input(shard.source) as fh:
         if spec.header:
             line = fh.readline()
             names, offset = header_names(line, dialect.delimiter, dialect.quoted), len(line)
@@ -160,10 +161,10 @@ def _read_delimited(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids
         for piece in read_pieces(fh, names, dialect, report, offset, strip_bom=not spec.header):
             if piece.table is not None and piece.table.num_rows:
                 for batch in piece.table.to_batches(max_chunksize=BATCH_ROWS):
-                    yield _to_items(pa.Table.from_batches([batch]), spec, shard.file.url, row, with_ids)
+                    yield _to_items(pa.Table.from_batches([batch]), spec, shard.source, row, with_ids)
                     row += batch.num_rows
             if piece.malformed:
-                yield _skipped_rows(piece.malformed, "malformed_row", shard.file.url, "malformed", malformed)
+                yield _skipped_rows(piece.malformed, "malformed_row", shard.source, "malformed", malformed)
                 malformed += piece.malformed
 
 
@@ -218,7 +219,7 @@ def _read_jsonl(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bo
     rows: list[dict] = []
     reasons: list[str | None] = []
     row = 0
-    with shard.file.open() as fh:
+    with open_input(shard.source) as fh:
         for raw in fh:
             if not raw.strip():
                 continue
@@ -233,11 +234,11 @@ def _read_jsonl(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bo
                 rows.append({})
                 reasons.append("invalid_json")
             if len(rows) == BATCH_ROWS:
-                yield _rows_to_items(rows, spec, shard.file.url, row, reasons, with_ids)
+                yield _rows_to_items(rows, spec, shard.source, row, reasons, with_ids)
                 row += len(rows)
                 rows, reasons = [], []
     if rows:
-        yield _rows_to_items(rows, spec, shard.file.url, row, reasons, with_ids)
+        yield _rows_to_items(rows, spec, shard.source, row, reasons, with_ids)
 
 
 def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bool) -> Iterator[pa.RecordBatch]:
@@ -249,7 +250,7 @@ def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport, with_id
     must end with the end-of-archive marker: Python's tarfile takes a file cut at a member boundary,
     or a damaged header, for the end of the archive, which would be a short read reported complete.
     """
-    url = shard.file.url
+    url = shard.source
     rows: list[dict] = []
     reasons: list[str | None] = []
     row = 0
@@ -262,7 +263,7 @@ def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport, with_id
             reasons.append(sample.pop("__reason__", None))
         sample = {}
 
-    with shard.file.open(compression=None) as fh, tarfile.open(fileobj=fh, mode="r:*") as tar:
+    with open_input(shard.source, compression=None) as fh, tarfile.open(fileobj=fh, mode="r:*") as tar:
         for member in tar:
             if not member.isfile():
                 continue

@@ -42,6 +42,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from connectors.runs.output import write_whole
 from connectors.models.base import (
     GREEDY,
     ChoiceScores,
@@ -176,15 +177,12 @@ class ResponseCache:
         keys = sorted(entries)
         name = _digest(keys)[:32]
         final = f"{self.path}/{name}.parquet"
-        tmp = f"{self.path}/.tmp-{uuid.uuid4().hex}.parquet"
         self.fs.makedirs(self.path, exist_ok=True)
         if not self.fs.exists(f"{self.path}/model.json"):
             with self.fs.open(f"{self.path}/model.json", "w") as fh:
                 json.dump(self._identity, fh, indent=1, sort_keys=True)
         table = pa.table({"key": keys, "value": [json.dumps(entries[k], allow_nan=True) for k in keys]}, schema=_SCHEMA)
-        with self.fs.open(tmp, "wb") as fh:
-            pq.write_table(table, fh)
-        self.fs.mv(tmp, final)
+        write_whole(self.fs.unstrip_protocol(final), lambda fh: pq.write_table(table, fh))
         self.counters["files_written"] += 1
         self.counters["entries_written"] += len(keys)
         index = self._load_index()

@@ -509,9 +509,11 @@ def x_labels_shown(labels: Sequence[str], sx: Callable[[int], float]) -> list[tu
 
 
 def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, value_fmt: Callable[[float], str] | None = None,
-               width: int = 560, plot_height: int = 150, x_order: Sequence[str] | None = None) -> str:
+               width: int = 560, plot_height: int = 150, x_order: Sequence[str] | None = None,
+               reference: tuple[float, str] | None = None) -> str:
     """One line per series over shared, ordered x labels (run times: ``x_order``, else as the series
-    first name them); x labels thinned so none overlap.
+    first name them); x labels thinned so none overlap. ``reference``: ``(y, label)``, a dashed
+    horizontal line the reader compares the lines with (a baseline), always inside the plot.
 
     The legend sits under the plot in as many rows as its entries need and the chart grows with it,
     so no number of series can push it over the title or squash the plot. The y axis takes one
@@ -525,7 +527,7 @@ def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, va
     if not values or len(xs_all) < 1:
         return _empty(title)
     counts = _integral(values)
-    ys = _span(values, False)
+    ys = _span(values + ([reference[0]] if reference else []), False)
     ticks = count_ticks(*ys) if counts else nice_ticks(*ys)
     value_fmt = value_fmt or axis_format(ticks, counts)
     ytick_w = max(text_width(value_fmt(t)) for t in ticks)
@@ -546,6 +548,10 @@ def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, va
     for i, x, anchor in x_labels_shown(xs_all, sx):
         parts.append(f'<text x="{sx(i):.1f}" y="{box[3] + 14}" font-size="9" text-anchor="{anchor}" fill="#555">{esc(x)}</text>')
     parts.append(f'<rect x="{box[0]}" y="{box[1]}" width="{box[2] - box[0]}" height="{box[3] - box[1]}" fill="none" stroke="#999"/>')
+    if reference:
+        ry = sy(reference[0])
+        parts.append(f'<line x1="{box[0]}" y1="{ry:.1f}" x2="{box[2]}" y2="{ry:.1f}" stroke="#333" stroke-dasharray="4 3"/>'
+                     f'<text x="{box[0] + 4}" y="{ry - 4:.1f}" fill="#333">{esc(reference[1])}</text>')
     palette = (BLUE, "#e08a3c", "#3c9e5f", RED, "#8e6bb8", "#6b6b6b", "#c5a100", "#2aa3b5", "#b5577f", "#7a9a3a")
     for k, ((name, points), (lx, row, text)) in enumerate(zip(series.items(), legend)):
         colour = palette[k % len(palette)]

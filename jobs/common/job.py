@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 import math
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from fsspec.core import url_to_fs
@@ -47,8 +49,22 @@ def job_code_version(config: BaseModel) -> str | None:
     return code_version(".".join(parts[:2]))
 
 
+@dataclass(frozen=True)
+class SkipCheck:
+    """What ``JobRun.check_skips`` weighs (see there): rows read, usable, skipped, left unread, inputs failed."""
+
+    rows_in: int
+    rows_out: int
+    skipped: int
+    unread: int = 0
+    failed: list[dict] = field(default_factory=list)
+    first_skip: str | None = None
+    reasons: Skips | None = None
+    unit: str = "rows"
+
+
 class JobRun:
-    """``with JobRun(job, cfg, opts, payload) as run:`` ... ``return run.commit(manifest_extra)``."""
+    """``with JobRun(job, cfg, opts, payload) as run:`` ... ``return run.finish(summary, render, ...)``."""
 
     def __init__(self, job: str, config: BaseModel, opts: RunOptions, payload: dict, *, seed: int | None,
                  timer: StageTimer | None = None, use_ray: bool | str = True):
@@ -223,6 +239,25 @@ class JobRun:
             print(f"{self.job}: warning: {reasons.total:,} of {total:,} {unit} unusable ({share:.2%}, within --max-skipped "
                   f"{self.opts.max_skipped:g}): {reasons.top()}", file=sys.stderr, flush=True)
         return facts
+
+    def finish(self, summary: dict, render: Callable[[dict, Any], str], *, files: tuple[str, ...] = (),
+               skips: SkipCheck | None = None, timings: dict | None = None, **extra: Any) -> str:
+        """The end every job shares, in its order: ``summary.json``, ``report.html`` (``render(summary,
+        report_info)``; write the run's tables before, so the report lists them; ``files``: other
+        files it links), the skip limits (``skips``: refuse to report success on too little read),
+        the manifest (the shared fields, ``skip_limits``, the failed inputs, ``timings`` added to the
+        stage times, then ``extra``) and the commit. Returns the final run directory."""
+        with self.timer("report"):
+            self.write_summary(summary)
+            self.write_text("report.html", render(summary, self.report_info(*files)))
+        if skips is not None:
+            extra["skip_limits"] = self.check_skips(skips.rows_in, skips.rows_out, skips.skipped, skips.unread, skips.failed,
+                                                    skips.first_skip, skips.reasons, skips.unit)
+        manifest = self.manifest(**extra)
+        if skips is not None and "shards" in manifest:
+            manifest["shards"]["failed"] = skips.failed  # a job's own unreadable inputs too (a file no planner could open)
+        manifest["timings"].update(timings or {})
+        return self.commit(manifest)
 
     def manifest(self, **extra: Any) -> dict:
         """The shared manifest fields, the scan's shard and timing facts, then the job's own."""

@@ -30,7 +30,8 @@ from audit.coreset.percentile import count_below, exact_percentiles, values_in_b
 from audit.coreset.validate import require_positive_count
 from audit.stats.draws import block_candidates, draw_in_blocks, equal_keys, hash_keys, key_partitions
 from connectors.coreset.designs import DESIGN_TABLE, GROUP_COLUMN, MANIFEST_FILE
-from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, TargetShard, plan_targets, read_target_shard
+from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, plan_targets, read_target_shard
+from connectors.io.shards import Shard
 from jobs.common.config import ConfigError, RunOptions
 from jobs.common.errors import user_code_error
 from jobs.common.job import JobRun
@@ -58,11 +59,11 @@ def _prepared(block: TargetBlock, seed: int) -> pa.Table:
 def _read_shards(batch: pa.Table, *, columns: TargetColumns, seed: int) -> pa.Table:
     tables = []
     for text in batch.column("shard").to_pylist():
-        shard = TargetShard.from_json(text)
+        shard = Shard.from_json(text)
         try:
             tables.append(_prepared(read_target_shard(shard, columns), seed))
         except Exception as exc:  # noqa: BLE001 — reported with the shard's file, row groups and column
-            message = str(exc) if str(exc).startswith(shard.file.url) else f"{shard.file.url}: {type(exc).__name__}: {exc}"
+            message = str(exc) if str(exc).startswith(shard.source) else f"{shard.source}: {type(exc).__name__}: {exc}"
             raise TargetError(f"{message} (shard {shard.shard_id}, row groups {list(shard.row_groups) or 'all'})") from exc
     return pa.concat_tables(tables)
 
@@ -125,7 +126,7 @@ def _candidates(block: pa.Table, hard_cut: float | None, bounds: np.ndarray, tak
 
 # ---- driver side -------------------------------------------------------------------------------
 
-def _read_blocks(cfg: BuildConfig, shards: list[TargetShard], progress: Progress, expected: int | None,
+def _read_blocks(cfg: BuildConfig, shards: list[Shard], progress: Progress, expected: int | None,
                  ray_bars: bool) -> list[ray.ObjectRef]:
     """Run the read pass; return the prepared blocks' refs (the blocks stay in the object store).
 
@@ -272,11 +273,11 @@ def run(cfg: BuildConfig, opts: RunOptions) -> str:
             summary = summarize(cfg, job.run_id, design, manifest, stats)
             job.write_table(DESIGN_TABLE, design.rename(columns={"group": GROUP_COLUMN}))
             job.write_json(MANIFEST_FILE, manifest.to_dict())
-            job.write_summary(summary)
-            from jobs.coreset.report import render_build_report  # presentation only: kept out of the workers
+        from jobs.coreset.report import render_build_report  # presentation only: kept out of the workers
 
-            job.write_text("report.html", render_build_report(summary, job.report_info(MANIFEST_FILE)))
-        run_manifest = job.manifest(
+        return job.finish(
+            summary, render_build_report, files=(MANIFEST_FILE,),
+            timings={"read_rows_per_s": round(progress.rate(), 1), "progress": progress.samples},
             inputs={"paths": cfg.input, "files": plan.files, "fingerprint": plan.fingerprint, "shards": len(plan.shards),
                     "expected_rows": plan.expected_rows},
             seeds={"draw_seed": cfg.seed, "key": "splitmix64(id xor splitmix64(seed)) for integer ids; "
@@ -285,5 +286,3 @@ def run(cfg: BuildConfig, opts: RunOptions) -> str:
             passes=stats,
             outputs={"design_manifest": MANIFEST_FILE},
         )
-        run_manifest["timings"].update(read_rows_per_s=round(progress.rate(), 1), progress=progress.samples)
-        return job.commit(run_manifest)
