@@ -11,10 +11,8 @@ the family (every model x r cell, one family) and its size, and alpha.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from audit.contamination.answers import SCORED, STATUSES

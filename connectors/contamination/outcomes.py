@@ -10,14 +10,12 @@ Every error names the file, the 1-based data row (the header is not a data row) 
 """
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, fields
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
-from fsspec.core import url_to_fs
 
 from audit.contamination.outcomes import COLUMNS, REQUIRED, ROW, SOURCE, OutcomeError, check_outcomes
 from connectors.io.fs import FileRef, describe, expand, fingerprint

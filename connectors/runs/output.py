@@ -123,16 +123,16 @@ class WholeFile:
 
     def commit(self) -> None:
         """Put the written content in place (an empty file when nothing was written)."""
-        self.open()
+        handle, raw = self.open(), self._raw
         with naming_output(self.url):
-            if self.mode == "w":
-                self._handle.flush()
-                self._handle.detach()
+            if isinstance(handle, io.TextIOWrapper):
+                handle.flush()
+                handle.detach()
             if self.local:
-                self._raw.close()
+                raw.close()
                 self.fs.mv(self.tmp, self.path)
             else:
-                self.fs.pipe_file(self.path, self._raw.getvalue())
+                self.fs.pipe_file(self.path, raw.getvalue())
         self._handle = self._raw = None
 
     def discard(self) -> None:
@@ -140,8 +140,10 @@ class WholeFile:
         if self._raw is None:
             return
         try:
+            if isinstance(self._handle, io.TextIOWrapper):
+                self._handle.detach()  # the text layer lets go of the bytes without flushing into a failed write
             self._raw.close()
-        except OSError:
+        except (OSError, ValueError):
             pass
         self._handle = self._raw = None
         if self.local:

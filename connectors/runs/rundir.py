@@ -27,13 +27,11 @@ failed write names the file it was writing.
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 import posixpath
 import secrets
 import socket
-import uuid
 from datetime import datetime, timezone
 from typing import Any
 

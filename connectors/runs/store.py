@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import posixpath
-import uuid
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from functools import lru_cache
 from importlib import metadata
@@ -36,7 +35,7 @@ from typing import Any, Literal
 from fsspec.core import url_to_fs
 
 from connectors.runs.code_graph import module_files, module_imports
-from connectors.runs.output import is_local, make_dirs, naming_output, write_whole
+from connectors.runs.output import is_local, write_whole
 from connectors.runs.paths import join_under, safe_name
 
 Status = Literal["complete", "incomplete", "failed"]

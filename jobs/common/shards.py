@@ -40,8 +40,6 @@ from jobs.common.nodes import watch_nodes
 from jobs.common.progress import Progress
 
 
-
-
 @dataclass
 class ShardResult:
     """What ``process`` returns: counts for the manifest and a small mergeable partial."""
@@ -194,10 +192,6 @@ class _ShardWorker:
         return json.loads(self(shard_batch([shard])).column("result")[0].as_py())
 
 
-def shard_batch(shards: list[Shard]) -> pa.Table:
-    """Shards as the runner ships them to a worker: one JSON string per shard (``Shard.to_json``)."""
-    return pa.table({"shard": [s.to_json() for s in shards]})
-
     def _run(self, shard: Shard) -> dict:
         started = time.monotonic()
         out = ShardOutputs(self.partial_dir, shard.shard_id, self.report)
@@ -217,6 +211,11 @@ def shard_batch(shards: list[Shard]) -> pa.Table:
         if record["status"] == "ok":  # the done-marker --resume skips; a failed shard is always rerun
             write_json(join(self.partial_dir, "shards", f"{shard.shard_id}.json"), record)
         return record
+
+
+def shard_batch(shards: list[Shard]) -> pa.Table:
+    """Shards as the runner ships them to a worker: one JSON string per shard (``Shard.to_json``)."""
+    return pa.table({"shard": [s.to_json() for s in shards]})
 
 
 def finished_shards(run: RunDir, planned: set[str]) -> dict[str, dict]:

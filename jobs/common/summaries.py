@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import pandas as pd
-
 from audit.stats.values import finite, records
 
 # finite and records live with the science (audit.stats.values), which needs them too; jobs take them from here

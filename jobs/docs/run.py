@@ -12,7 +12,6 @@ and overall, exact agreement, every disagreement) and between the proposals and 
 """
 from __future__ import annotations
 
-
 import pandas as pd
 
 from audit.docs.agreement import agreement, pairwise_agreement
@@ -22,11 +21,11 @@ from audit.docs.summary import ALL_CRITERIA, criteria_summary
 from connectors.docs import find_documents, read_document, read_reviewer_scores
 from connectors.io.fs import FileRef, fingerprint
 from connectors.io.read_report import ReadReport
+from connectors.io.shards import shard_id
 from connectors.runs.tables import input_root, relative_source
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun, SkipCheck
 from jobs.common.manifest import StageTimer
-from connectors.io.shards import shard_id
 from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask
 from jobs.common.summaries import headline, records
 from jobs.docs.config import DocsConfig

@@ -91,7 +91,7 @@ def _sources(specs: dict[str, CorpusSpec], plans: dict[str, Plan]) -> dict[str, 
 def _shards(plans: dict[str, Plan]) -> list[Shard]:
     """One job shard per corpus shard; a file without a footer count gets an expectation from its bytes."""
     out = []
-    for name, p in plans.items():
+    for p in plans.values():
         unsized = {s.source for s in p.shards if s.expected_rows is None}
         counts = count_files([f for f in p.files if f.url in unsized], p.spec.format, p.spec.header)
         for s in p.shards:

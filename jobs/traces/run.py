@@ -8,8 +8,6 @@ the traces of a coreset are thousands of rows, and regex checks on them cost les
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 

@@ -12,7 +12,6 @@ import pytest
 from audit.coreset.design import DesignConfig, build_design
 from connectors.coreset.designs import read_design
 from connectors.coreset.predictions import PredictionColumns, read_predictions
-from connectors.io.shards import Shard
 from connectors.coreset.targets import (
     TargetColumns,
     TargetError,
@@ -20,6 +19,7 @@ from connectors.coreset.targets import (
     read_full_table,
     read_target_shard,
 )
+from connectors.io.shards import Shard
 
 COLS = TargetColumns(id="id", label="y", scores=("s1", "s2"), group="g")
 
