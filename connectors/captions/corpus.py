@@ -57,7 +57,7 @@ class Plan:
     @property
     def expected_rows(self) -> int | None:
         counts = [s.expected_rows for s in self.shards]
-        return None if any(c is None for c in counts) else sum(counts)
+        return sum(c for c in counts if c is not None) if all(c is not None for c in counts) else None
 
 
 def detect_format(paths: list[str] | str) -> Format:
@@ -132,9 +132,9 @@ def _plan_file(spec: CorpusSpec, ref: FileRef, shard_rows: int) -> list[Shard]:
         else:
             _check_columns(spec, list(spec.column_names), ref.url)
     elif spec.format == "jsonl":
-        first = _first_object(ref)
-        if first is not None:
-            _check_columns(spec, list(first), ref.url)
+        first_object = _first_object(ref)
+        if first_object is not None:
+            _check_columns(spec, list(first_object), ref.url)
     return [corpus_shard(spec.name, ref, spec.format)]
 
 

@@ -279,7 +279,8 @@ def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport, with_id
             if ext not in ("txt", "json"):
                 continue
             try:
-                payload = tar.extractfile(member).read()
+                member_file = tar.extractfile(member)  # None only for a member that is not a regular file
+                payload = member_file.read() if member_file is not None else b""
             except tarfile.ReadError as exc:
                 raise CorpusError(f"{url}: tar cut inside member {member.name!r} ({exc})") from exc
             if ext == "txt":

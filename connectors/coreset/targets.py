@@ -69,7 +69,7 @@ class TargetPlan:
     @property
     def expected_rows(self) -> int | None:
         counts = [s.expected_rows for s in self.shards]
-        return None if any(c is None for c in counts) else sum(counts)
+        return sum(c for c in counts if c is not None) if all(c is not None for c in counts) else None
 
 
 @dataclass(frozen=True, eq=False)

@@ -67,8 +67,8 @@ def check_run_root(out: str) -> None:
                            "GOOGLE_APPLICATION_CREDENTIALS ...): they must be allowed to list the bucket") from None
 
 
-def _reason(exc: OSError) -> str:
-    return exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or " ".join(str(exc).split()) or type(exc).__name__
 
 
 @contextmanager

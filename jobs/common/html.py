@@ -24,7 +24,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 FONT = 11  # px, chart text
 CHAR_W = 0.66  # average glyph width / font size for the system sans-serif: label margins are measured with it
@@ -37,7 +40,9 @@ def esc(value: Any) -> str:
 
 # ---- numbers -------------------------------------------------------------------------------------
 
-def _missing(value: Any) -> bool:
+def _missing(value: Any) -> TypeIs[None]:
+    """No value to show: None, NaN or inf. (For the type checker, a value that is not missing is a
+    number; a NaN it counts as missing is shown as missing, never computed with.)"""
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 
 

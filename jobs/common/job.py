@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from connectors.runs.output import check_run_root
 from connectors.runs.rundir import RunDir, join, new_run_id, read_json, write_json, write_parquet, write_text
-from connectors.runs.store import RunEntry, code_version, drop_run, record_run, store_of
+from connectors.runs.store import RunEntry, Status, code_version, drop_run, record_run, store_of
 from jobs.common.answers import Skips
 from jobs.common.config import RunOptions, config_hash, non_default_options
 from jobs.common.errors import JobError, format_traceback, is_transient, one_line
@@ -75,7 +75,7 @@ class JobRun:
         self.options = non_default_options(config)
         self.ray_info: dict | None = None
         self.scan_result: ShardScan | None = None
-        self.dir: RunDir | None = None
+        self._dir: RunDir | None = None
         self.executor = "ray" if use_ray else "driver"
         self.store = store_of(opts.out)
         self.code_version = job_code_version(config)
@@ -96,7 +96,7 @@ class JobRun:
         # A new run's id is made from the moment the job started (its recorded start), not from now:
         # planning may have taken a while, and the id should say when the run began.
         run_id = self.opts.run_id or (None if self.opts.resume else new_run_id(self.timer.start_time))
-        self.dir = RunDir(self.opts.out, self.job, run_id, self.payload, self.hash, self.opts.resume)
+        self._dir = RunDir(self.opts.out, self.job, run_id, self.payload, self.hash, self.opts.resume)
         try:
             self.record("incomplete")
         except BaseException:
@@ -104,12 +104,19 @@ class JobRun:
             raise
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        if exc is None or self.dir is None:
-            return False
+    @property
+    def dir(self) -> RunDir:
+        """The run directory; it exists from ``with`` on."""
+        if self._dir is None:
+            raise RuntimeError(f"{self.job}: the run directory exists only inside 'with JobRun(...)'")
+        return self._dir
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # never swallows the exception
+        if exc is None or self._dir is None:
+            return
         if isinstance(exc, RayStartError) and not self.dir.holds_finished_work():
             self._discard()
-            return False
+            return
         if getattr(exc, "partial", None) is None:  # a shard failure has already written its worker's traceback
             try:
                 self.dir.write_error_log(format_traceback(exc))
@@ -131,7 +138,6 @@ class JobRun:
             self.record("incomplete" if resumable else "failed", error=one_line(exc), resumable=resumable)
         except Exception as err:  # noqa: BLE001 -- the run's own error is the one to report
             log.warning("%s: could not record the run in %s: %s", self.job, self.store, one_line(err))
-        return False
 
     def _discard(self) -> None:
         """Remove a run that did no work, and its history entry (a Ray start-up failure: rerunning is all it needs)."""
@@ -141,7 +147,7 @@ class JobRun:
         except OSError as err:
             log.warning("%s: could not remove the unfinished run %s: %s", self.job, self.dir.partial, one_line(err))
 
-    def record(self, status: str, *, path: str | None = None, inputs: dict | None = None, headline: list | None = None,
+    def record(self, status: Status, *, path: str | None = None, inputs: dict | None = None, headline: list | None = None,
                finished_at: str | None = None, error: str | None = None, resumable: bool = False) -> None:
         """Write this run's entry in the run store (see ``connectors.runs.store``)."""
         from datetime import datetime, timezone

@@ -318,7 +318,8 @@ def choose_executor(opts: RunOptions, shards: list[Shard], task: ShardTask) -> s
     unsized = [s for s, rows in zip(shards, sizes) if rows is None]
     if any(s.size_bytes is None for s in unsized):
         return "ray"
-    small = sum(r for r in sizes if r is not None) <= task.local_rows and sum(s.size_bytes for s in unsized) <= task.local_bytes
+    small = (sum(r for r in sizes if r is not None) <= task.local_rows
+             and sum(s.size_bytes or 0 for s in unsized) <= task.local_bytes)
     return "local" if small else "ray"
 
 

@@ -75,7 +75,8 @@ class ConventionsTask(ShardTask):
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
         labels_out = out.writer("items", ITEMS_OUT_SCHEMA, ("benchmark", shard.input))
         signals_out = out.writer("signals", SIGNALS_OUT_SCHEMA, ("benchmark", shard.input))
-        counts, found, rows = [], {}, 0
+        counts, rows = [], 0
+        found: dict[str, list[dict]] = {}
         report = ReadReport(shard.source)
         batches = iter_file_batches(self.specs[shard.input], shard.source, self.batch_rows, rows=(shard.start, shard.stop),
                                     on_bad_row=self.on_bad_row, report=report)
@@ -96,7 +97,7 @@ def read_labels(run: JobRun, results: list[dict]) -> pa.Table:
     """The per-item label integers of every finished shard, in ``results`` order; an id in two
     shards of one benchmark (two files, or two ranges of one file) is an error naming both files."""
     files = {r["shard_id"]: r["file"] for r in results}
-    parts = [(r["shard_id"], ("benchmark", r["input"])) for r in results]
+    parts: list[tuple[str, tuple[str, str] | None]] = [(r["shard_id"], ("benchmark", r["input"])) for r in results]
     tables = [(files[sid], t.select(ITEM_LABEL_SCHEMA.names)) for sid, t in read_parts(run.path(), "items", parts)]
     labels = pa.concat_tables([ITEM_LABEL_SCHEMA.empty_table(), *(t for _, t in tables)])
     counts = labels.group_by(["benchmark", "item_id"]).aggregate([([], "count_all")])
