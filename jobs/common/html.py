@@ -236,7 +236,7 @@ def _empty(title: str, why: str = "nothing to plot") -> str:
 
 # ---- bars ----------------------------------------------------------------------------------------
 
-def bar_chart(labels: Sequence[str], values: Sequence[float | None], title: str, width: int = 640,
+def bar_chart(labels: Sequence[str], values: Sequence[float | None], title: str, width: float = 640,
               value_fmt: Callable[[float], str] = pct, *, intervals: Sequence[tuple[float | None, float | None]] | None = None,
               scale_max: float | None = None, axis_fmt: Callable[[float], str] | None = None) -> str:
     """Horizontal bars from zero, one per label, with the value printed after each bar.
@@ -279,20 +279,20 @@ def bar_chart(labels: Sequence[str], values: Sequence[float | None], title: str,
                          'stroke="#fff" stroke-width="2.5"/>')
         parts.append(f'<text x="{end + 4:.1f}" y="{y + 12}">{esc(value_fmt(v))}{" (off scale)" if v > vmax else ""}</text>')
     for (lo, hi), label in zip(intervals or [], labels):
-        i = kept.get(str(label))
-        if i is None or _missing(lo) or _missing(hi):
+        row = kept.get(str(label))
+        if row is None or _missing(lo) or _missing(hi):
             continue
-        y = 24 + i * bar_h + (bar_h - 4) / 2
-        parts.append(f'<line x1="{sx(lo):.1f}" y1="{y:.1f}" x2="{sx(hi):.1f}" y2="{y:.1f}" stroke="#222"/>'
-                     f'<line x1="{sx(lo):.1f}" y1="{y - 4:.1f}" x2="{sx(lo):.1f}" y2="{y + 4:.1f}" stroke="#222"/>'
-                     f'<line x1="{sx(hi):.1f}" y1="{y - 4:.1f}" x2="{sx(hi):.1f}" y2="{y + 4:.1f}" stroke="#222"/>')
+        mid = 24 + row * bar_h + (bar_h - 4) / 2
+        parts.append(f'<line x1="{sx(lo):.1f}" y1="{mid:.1f}" x2="{sx(hi):.1f}" y2="{mid:.1f}" stroke="#222"/>'
+                     f'<line x1="{sx(lo):.1f}" y1="{mid - 4:.1f}" x2="{sx(lo):.1f}" y2="{mid + 4:.1f}" stroke="#222"/>'
+                     f'<line x1="{sx(hi):.1f}" y1="{mid - 4:.1f}" x2="{sx(hi):.1f}" y2="{mid + 4:.1f}" stroke="#222"/>')
     parts.append("</svg>")
     return "".join(parts)
 
 
 def interval_chart(labels: Sequence[str], estimates: Sequence[float | None], lows: Sequence[float | None],
                    highs: Sequence[float | None], title: str, value_fmt: Callable[[float], str] = signed,
-                   width: int = 640, reference: float | None = 0.0, axis_fmt: Callable[[float], str] | None = None) -> str:
+                   width: float = 640, reference: float | None = 0.0, axis_fmt: Callable[[float], str] | None = None) -> str:
     """A dot per label with its interval as a whisker, on one shared axis, and a reference line
     (zero by default): for signed quantities such as paired differences."""
     rows = [(str(lb), e, lo, hi) for lb, e, lo, hi in zip(labels, estimates, lows, highs) if not _missing(e)]
@@ -330,7 +330,7 @@ def interval_chart(labels: Sequence[str], estimates: Sequence[float | None], low
 
 
 def stacked_bar_chart(labels: list[str], segments: list[tuple[str, str, list[float]]], title: str,
-                      width: int = 640) -> str:
+                      width: float = 640) -> str:
     """One horizontal 100% bar per label, split into ``(name, colour, values)`` segments.
 
     Why 100%: rows of very different sizes (a category with 7,000 signals next to one with 3)
