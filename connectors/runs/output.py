@@ -124,15 +124,19 @@ class WholeFile:
     def commit(self) -> None:
         """Put the written content in place (an empty file when nothing was written)."""
         handle, raw = self.open(), self._raw
-        with naming_output(self.url):
-            if isinstance(handle, io.TextIOWrapper):
-                handle.flush()
-                handle.detach()
-            if self.local:
-                raw.close()
-                self.fs.mv(self.tmp, self.path)
-            else:
-                self.fs.pipe_file(self.path, raw.getvalue())
+        try:
+            with naming_output(self.url):
+                if isinstance(handle, io.TextIOWrapper):
+                    handle.flush()
+                    handle.detach()
+                if self.local:
+                    raw.close()  # a full disk often shows here, when the last buffered bytes are written
+                    self.fs.mv(self.tmp, self.path)
+                else:
+                    self.fs.pipe_file(self.path, raw.getvalue())
+        except BaseException:
+            self.discard()
+            raise
         self._handle = self._raw = None
 
     def discard(self) -> None:
@@ -165,5 +169,5 @@ class WholeFile:
 
 def write_whole(url: str, write: Callable[[IO], Any], mode: str = "wb") -> None:
     """``write(handle)`` into ``url`` whole or not at all (see ``WholeFile``)."""
-    with WholeFile(url, mode) as fh:
+    with naming_output(url), WholeFile(url, mode) as fh:  # a failed write (a full disk) names url
         write(fh)
