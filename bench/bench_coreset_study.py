@@ -75,7 +75,7 @@ def bench_design_build(case: HeldOutCase) -> None:
     """In-memory design build and the refinement percentile path, for the Ray job's baseline."""
     ids = np.arange(len(case.labels))
     start = time.perf_counter()
-    design, manifest = build_design(ids, case.labels, case.construction_score, DesignConfig(tau=TAU))
+    design, manifest = build_design(ids, case.labels, case.construction_score, DesignConfig(tau=TAU, seed=0))
     build_s = time.perf_counter() - start
     pool = easy_difficulty(case.labels, case.construction_score, manifest.hard_cut)
     start = time.perf_counter()
@@ -160,13 +160,13 @@ def main() -> int:
     )
     bench_design_build(cases[0])
 
-    config = StudyConfig(draws=args.draws)
+    config = StudyConfig(root_seed=20260930, draws=args.draws)
     protocol = study_protocol(config, cases)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "protocol.json").write_text(json.dumps(protocol, indent=2))
 
-    three = StudyConfig(draws=args.draws, samplers=HT_SAMPLERS)
+    three = StudyConfig(root_seed=20260930, draws=args.draws, samplers=HT_SAMPLERS)
     start = time.perf_counter()
     run_study(three, cases[:1])
     floor_s = time.perf_counter() - start

@@ -43,7 +43,6 @@ import pstats
 import shutil
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow as pa
@@ -221,7 +220,7 @@ def stage_profile(files: list[Path], profile: str, shard_rows: int | None, recor
     t = time.perf_counter()
     worker = _ShardWorker(task, str(work), lambda *_: None)
     setup_s = time.perf_counter() - t
-    batch = pa.table({"shard": [json.dumps(asdict(s)) for s in shards]})
+    batch = pa.table({"shard": [s.to_json() for s in shards]})
     plain_s = float("inf")
     for _ in range(2):  # the first pass also warms the page cache and the lexicon's lazily built entries
         t = time.perf_counter()

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from audit.conventions.inventory import american_to_other
-from audit.scoring.sensitivity import (
+from audit.scorers.sensitivity import (
     SensitivityConfig,
     gold_answers_table,
     run_sensitivity,

@@ -1,6 +1,6 @@
 """Inputs of the scorer audit: a benchmark's gold references, model answers, reviewed variants.
 
-Why here: the scorer audit (``audit.scoring``) works on in-memory tables; reading files, choosing
+Why here: the scorer audit (``audit.scorers``) works on in-memory tables; reading files, choosing
 their layout and naming the file and row of a bad value is a connector's job. Every error names
 the file and the 1-based data row (the header is not a data row), so a user can open the file at
 the line; nothing is dropped silently.
@@ -18,9 +18,9 @@ from collections.abc import Iterable, Iterator
 import pandas as pd
 from fsspec.core import url_to_fs
 
-from audit.scoring.drop import parse_drop_dataset
-from audit.scoring.sensitivity import GoldReferences
-from audit.scoring.variants import VARIANT_COLUMNS
+from audit.scorers.drop import parse_drop_dataset
+from audit.scorers.sensitivity import GoldReferences
+from audit.scorers.variants import VARIANT_COLUMNS
 from connectors.benchmarks.formats import csv_records, drop_official, guess_format, json_records
 from connectors.benchmarks.read import benchmark_files, iter_file_batches
 from connectors.benchmarks.schema import BadRecord, BenchmarkError

@@ -82,7 +82,7 @@ def test_no_job_package_imports_another():
 SERVES = {
     "connectors.geo": {"audit.geo"}, "connectors.landscape": {"audit.landscape", "audit.mcqa"},
     "connectors.contamination": {"audit.contamination"}, "connectors.coreset": {"audit.coreset"},
-    "connectors.traces": {"audit.traces", "audit.coreset"}, "connectors.scorers": {"audit.scoring"},
+    "connectors.traces": {"audit.traces", "audit.coreset"}, "connectors.scorers": {"audit.scorers"},
     "connectors.docs": {"audit.docs"}, "connectors.models": {"audit.mcqa"},
 }
 SHARED_AUDIT = {"audit.stats", "audit.safe_yaml"}  # the one YAML loader (no aliases) every reader shares

@@ -11,10 +11,8 @@ the family (every model x r cell, one family) and its size, and alpha.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from audit.contamination.answers import SCORED, STATUSES
@@ -25,6 +23,7 @@ from audit.contamination.significance import DEFAULT_ALPHA, FAMILY, TEST
 from audit.contamination.summary import level_vs_credibility, per_model, per_r, reversal
 from audit.contamination.trend import Trend, improve_degrade_trend
 from audit.stats.bootstrap import DEFAULT_BOOTSTRAP, BootstrapConfig
+from audit.stats.values import records
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,24 +63,10 @@ class ContaminationSummary:
             "status_totals": self.status_totals, "scored_statuses": sorted(SCORED),
             "identity_max_residual": self.identity_max_residual, "reversal": self.reversal,
             "trend": None if self.trend is None else self.trend.to_dict(),
-            "per_r": _records(self.per_r), "per_model": _records(self.per_model),
-            "level_vs_credibility": _records(self.level_vs_credibility), "cells": _records(self.cells),
-            "missing": _records(self.missing), "categories": _records(self.categories),
+            "per_r": records(self.per_r), "per_model": records(self.per_model),
+            "level_vs_credibility": records(self.level_vs_credibility), "cells": records(self.cells),
+            "missing": records(self.missing), "categories": records(self.categories),
         }
-
-
-def _plain(value: object) -> object:
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        return None if math.isnan(value) else float(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
-
-
-def _records(frame: pd.DataFrame) -> list[dict]:
-    return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
 
 
 def analyse(outcomes: pd.DataFrame, m: int | None = None, alpha: float = DEFAULT_ALPHA,

@@ -45,12 +45,12 @@ class DesignConfig:
     """
 
     tau: float
+    seed: int  # the run's seed: no default, so a draw never silently takes another
     hard_cut_fraction: float = 0.5
     hard_reserve_fraction: float = 0.3
     budget_multiplier: float = 2.0
     n_easy_strata: int = 3
     use_hard_stratum: bool = True
-    seed: int = 0
 
     def __post_init__(self) -> None:
         if not 0 < self.tau < 1:

@@ -59,6 +59,7 @@ def stable_key(name: str) -> int:
 class StudyConfig:
     """What the study compares. Fractions, not percentages; ``draws`` is K per configuration."""
 
+    root_seed: int  # the run's seed: no default, so a study never silently takes another
     draws: int = 500
     budget_multipliers: tuple[float, ...] = (2.0,)
     samplers: tuple[str, ...] = tuple(SAMPLERS)
@@ -67,7 +68,6 @@ class StudyConfig:
     hard_reserve_fraction: float = 0.3
     n_easy_strata: int = 3
     alpha: float = 0.05
-    root_seed: int = 20260930
 
     def __post_init__(self) -> None:
         if self.draws < 2:

@@ -39,7 +39,8 @@ def parse_reviewer_scores(text: str, source: str, criteria: Sequence[str] = CRIT
     if missing:
         raise ValueError(f"{source}: missing column(s) {missing}; header is {header}")
     reader.fieldnames = header
-    rows, seen = [], {}
+    rows: list = []
+    seen: dict = {}
     for record in reader:
         line = reader.line_num
         resource, annotator = (record.get("resource") or "").strip(), (record.get("annotator") or "").strip()

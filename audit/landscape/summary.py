@@ -1,7 +1,7 @@
 """Per-item results and the benchmark x perturbation x model table of the landscape report.
 
 ``result_rows`` joins scored prompt rows of one model into result rows (point, prediction);
-``summarise`` turns result rows (any number of models, perturbations, benchmarks) into the
+``summarize`` turns result rows (any number of models, perturbations, benchmarks) into the
 table: accuracy, its relative change against the unperturbed run, mean Ptop1/Hnorm and MPD.
 Under ``circular`` an item is correct only when all its K rotations are (``circular_correct``).
 """
@@ -60,7 +60,7 @@ def circular_correct(results: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def summarise(results: pd.DataFrame, exact_limit: int = MPD_EXACT_LIMIT, pairs: int = MPD_PAIRS,
+def summarize(results: pd.DataFrame, exact_limit: int = MPD_EXACT_LIMIT, pairs: int = MPD_PAIRS,
               seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """One row per benchmark x perturbation x model; ``relative_change`` is against ``none``."""
     circ = circular_correct(results)

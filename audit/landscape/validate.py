@@ -23,12 +23,12 @@ from scipy.stats import hypergeom
 from audit.landscape.flags import flag_candidates, wrong_counts
 
 
-def normalise_text(text: str | None) -> str:
+def normalize_text(text: str | None) -> str:
     return " ".join(unicodedata.normalize("NFKC", text or "").casefold().split())
 
 
 def _options_key(options: Sequence[str]) -> tuple[str, ...]:
-    return tuple(normalise_text(o) for o in options)
+    return tuple(normalize_text(o) for o in options)
 
 
 def match_reference(items: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
@@ -39,10 +39,10 @@ def match_reference(items: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFram
     """
     by_question: dict[str, list[int]] = {}
     for index, question in zip(reference.index, reference["question"]):
-        by_question.setdefault(normalise_text(question), []).append(index)
+        by_question.setdefault(normalize_text(question), []).append(index)
     rows = []
     for source_id, question, options in zip(items["source_id"], items["question"], items["options"]):
-        hits = by_question.get(normalise_text(question), [])
+        hits = by_question.get(normalize_text(question), [])
         how = "question"
         if len(hits) > 1:
             key = _options_key(options)

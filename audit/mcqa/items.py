@@ -151,11 +151,11 @@ def from_row(row: Mapping[str, Any]) -> McqaItem | Rejected:
     problem = options_problem(options)
     index = _gold_index(row, options) if problem is None else None
     if isinstance(index, tuple):
-        problem = index
+        problem, index = index, None
     if problem is None and not (row.get("question") or "").strip() and not (row.get("passage") or "").strip():
         problem = "empty_question", ""
-    if problem is not None:
-        return Rejected(item_id, benchmark, *problem)
+    if problem is not None or index is None:
+        return Rejected(item_id, benchmark, *(problem or ("no_gold", "")))
     return McqaItem(id=item_id, benchmark=benchmark, question=row.get("question") or "", options=tuple(options),
                     gold=index, passage=row.get("passage") or None, instructions=row.get("instructions") or None)
 
@@ -166,7 +166,10 @@ def mcqa_items(rows: Iterable[Mapping[str, Any]]) -> tuple[list[McqaItem], list[
     rejected: list[Rejected] = []
     for row in rows:
         found = from_row(row)
-        (items if isinstance(found, McqaItem) else rejected).append(found)
+        if isinstance(found, McqaItem):
+            items.append(found)
+        else:
+            rejected.append(found)
     return items, rejected
 
 

@@ -74,7 +74,7 @@ def mover_interval(new: float, new_ci: Sequence[float | None], old: float, old_c
     """The interval of ``new - old`` from the two estimates and their intervals (None without both)."""
     nl, nh = (_number(x) for x in new_ci)
     ol, oh = (_number(x) for x in old_ci)
-    if None in (nl, nh, ol, oh):
+    if nl is None or nh is None or ol is None or oh is None:
         return None, None
     d = new - old
     return d - math.sqrt((new - nl) ** 2 + (oh - old) ** 2), d + math.sqrt((nh - new) ** 2 + (old - ol) ** 2)

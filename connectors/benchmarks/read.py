@@ -239,6 +239,6 @@ def choose_layout(layouts: Sequence[Layout], columns: Sequence[str], source: str
 def _to_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
     arrays = []
     for field in ITEM_SCHEMA:
-        default = [] if field.name in LIST_FIELDS else None
+        default: list | None = [] if field.name in LIST_FIELDS else None
         arrays.append(pa.array([r.get(field.name, default) for r in rows], field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=ITEM_SCHEMA)

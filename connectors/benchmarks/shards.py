@@ -2,15 +2,14 @@
 
 Why plan on the driver: every file's columns are checked against the preset or field mapping
 before any task starts (a missing field names the file and the fields), an input without a single
-item is an error before any work, and each shard gets an id derived from the file's URL, size,
-modification stamp and row range, so ``--resume`` skips exactly the shards that are finished and
-reruns a file that changed. Row counts are known up front only for Parquet (its footer); a
+item is an error before any work, and each shard (``connectors.io.shards.Shard``) gets an id derived
+from the file's URL, content checksum and row range (never its time), so ``--resume`` skips exactly
+the shards that are finished and reruns a file whose content changed. Row counts are known up front only for Parquet (its footer); a
 Parquet file with more than ``shard_items`` rows is split into item ranges, any other file is one
 shard (JSON arrays, HellaSwag's text release and HF folders are read whole by their format).
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import fsspec
@@ -22,18 +21,7 @@ from connectors.benchmarks.schema import BenchmarkError
 from connectors.benchmarks.spec import BenchmarkSpec
 from connectors.io.fs import FileRef, expand, fingerprint, open_input
 from connectors.io.read_report import input_errors
-
-
-@dataclass(frozen=True)
-class BenchmarkShard:
-    """Rows ``[start, stop)`` of one input file of one benchmark (``stop=None``: to the end)."""
-
-    benchmark: str
-    url: str
-    start: int
-    stop: int | None
-    shard_id: str
-    size_bytes: int | None = None  # the file's stored size (None: a folder); sizes a shard whose rows are not counted
+from connectors.io.shards import Shard, shard_id
 
 
 @dataclass(frozen=True)
@@ -41,17 +29,18 @@ class BenchmarkPlan:
     """The shards of one benchmark, its input fingerprint and the item count when known."""
 
     benchmark: str
-    shards: tuple[BenchmarkShard, ...]
+    shards: tuple[Shard, ...]  # rows [start, stop) of one input file (stop None: to the end)
     files: tuple[str, ...]
     fingerprint: str
     expected_items: int | None
 
 
 def file_ref(url: str) -> FileRef:
-    """Size and stamp of a file; for a folder (an HF dataset), a hash over its files' sizes and stamps."""
+    """Size, stamp and checksum of a file; for a folder (an HF dataset), its checksum is a hash over its files' contents."""
     fs, path = fsspec.core.url_to_fs(url)
     if fs.isdir(path):
-        return FileRef(url, 0, fingerprint(expand(url, ("",))))
+        content = fingerprint(expand(url, ("",)))
+        return FileRef(url, 0, content, store_checksum=f"files:{content}")
     return expand(url, ())[0]
 
 
@@ -66,11 +55,6 @@ def _parquet_rows(url: str) -> int:
         return pq.ParquetFile(handle).metadata.num_rows
 
 
-def _shard_id(spec_key: str, ref: FileRef, start: int, stop: int | None) -> str:
-    text = f"{spec_key}\t{ref.url}\t{ref.size}\t{ref.stamp}\t{start}\t{stop}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def plan_benchmark(spec: BenchmarkSpec, shard_items: int) -> BenchmarkPlan:
     """Check every file's fields and plan the shards; raises ``BenchmarkError`` on bad input.
 
@@ -81,7 +65,7 @@ def plan_benchmark(spec: BenchmarkSpec, shard_items: int) -> BenchmarkPlan:
         raise ValueError(f"shard_items must be >= 1, got {shard_items}")
     name = spec.benchmark_name()
     spec_key = repr((name, spec.preset, spec.mapping, spec.split, spec.format, spec.encoding))
-    shards: list[BenchmarkShard] = []
+    shards: list[Shard] = []
     refs: list[FileRef] = []
     expected: int | None = 0
     for path in benchmark_files(spec):
@@ -98,12 +82,14 @@ def plan_benchmark(spec: BenchmarkSpec, shard_items: int) -> BenchmarkPlan:
         rows = _parquet_rows(path) if fmt == "parquet" else None
         if rows is None:
             expected = None
-            shards.append(BenchmarkShard(name, path, 0, None, _shard_id(spec_key, ref, 0, None), _stored_bytes(path, ref)))
+            shards.append(Shard(shard_id(name, ref.checksum, path, spec_key), name, path, fmt,
+                                size_bytes=_stored_bytes(path, ref)))
             continue
         expected = None if expected is None else expected + rows
         for start in range(0, rows, shard_items):
             stop = min(start + shard_items, rows)
-            shards.append(BenchmarkShard(name, path, start, stop, _shard_id(spec_key, ref, start, stop)))
+            shards.append(Shard(shard_id(name, ref.checksum, path, spec_key, start, stop), name, path, "parquet",
+                                start=start, stop=stop, expected_rows=stop - start))
     if not shards:
         raise BenchmarkError(f"{', '.join(spec.inputs)}: benchmark {name!r} has no items")
     return BenchmarkPlan(name, tuple(shards), tuple(r.url for r in refs), fingerprint(refs), expected)

@@ -1,16 +1,16 @@
 """Caption corpora: Parquet, JSONL, CSV/TSV and WebDataset tar shards, mapped to one item schema.
 
-A corpus is split into *shards* (a Parquet row-group range, or one whole CSV/JSONL/tar file) whose
-ids derive from the file URL, its size/stamp and the row range, never from Ray block indices, so a
-resumed run recognises the shards it already finished. ``connectors.captions.read.read_shard`` yields Arrow batches in the
+A corpus is split into *shards* (``connectors.io.shards.Shard``: a Parquet row-group range, or one
+whole CSV/JSONL/tar file) whose ids derive from the corpus, the file's content checksum and the row
+groups, never from Ray block indices or file times, so a resumed run recognises the shards it
+already finished and reruns a file whose content changed. ``connectors.captions.read.read_shard`` yields Arrow batches in the
 item schema; rows that cannot be used are kept with a ``skip_reason`` so they are counted, not lost, and
 it fills a ``connectors.io.read_report.ReadReport``.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,6 +20,7 @@ from connectors.io.delimited import header_names
 from connectors.io.fs import FileRef, expand, fingerprint
 from connectors.io.lines import bounded_lines
 from connectors.io.read_report import InputError, ReadIOError
+from connectors.io.shards import Shard, shard_id
 
 ITEM_SCHEMA = pa.schema([
     ("record_id", pa.string()),
@@ -40,21 +41,11 @@ class CorpusError(InputError):
     """Bad corpus input, with the file (and row/column) in the message."""
 
 
-@dataclass(frozen=True)
-class Shard:
-    """A unit of work with a content-derived id: one Parquet row-group range or one whole file."""
-
-    corpus: str
-    file: FileRef
-    format: Format
-    row_groups: tuple[int, ...] = ()
-    first_row: int = 0
-    expected_rows: int | None = None
-    shard_id: str = field(default="", compare=False)
-
-    def __post_init__(self) -> None:
-        key = f"{self.corpus}|{self.file.url}|{self.file.size}|{self.file.stamp}|{self.row_groups}"
-        object.__setattr__(self, "shard_id", hashlib.sha256(key.encode()).hexdigest()[:20])
+def corpus_shard(corpus: str, ref: FileRef, fmt: Format, row_groups: tuple[int, ...] = (), first_row: int = 0,
+                 expected_rows: int | None = None) -> Shard:
+    """One Parquet row-group range (``first_row``: its first row in the file) or one whole file."""
+    return Shard(shard_id(corpus, ref.checksum, ref.url, fmt, row_groups), corpus, ref.url, fmt, row_groups,
+                 first_row, expected_rows=expected_rows, size_bytes=ref.size)
 
 
 @dataclass(frozen=True)
@@ -65,11 +56,12 @@ class Plan:
     shards: list[Shard]
     unreadable: list[tuple[str, str]]  # (file url, error)
     fingerprint: str
+    files: tuple[FileRef, ...] = ()  # the planned files (the shards' sources), for row counts
 
     @property
     def expected_rows(self) -> int | None:
         counts = [s.expected_rows for s in self.shards]
-        return None if any(c is None for c in counts) else sum(counts)
+        return sum(c for c in counts if c is not None) if all(c is not None for c in counts) else None
 
 
 def detect_format(paths: list[str] | str) -> Format:
@@ -102,7 +94,9 @@ def plan_corpus(spec: CorpusSpec, shard_rows: int = 500_000, on_error: str = "fa
             if on_error != "skip":
                 raise CorpusError(f"{ref.url}: unreadable ({type(exc).__name__}: {exc})") from exc
             unreadable.append((ref.url, f"{type(exc).__name__}: {exc}"))
-    return Plan(spec=spec, shards=shards, unreadable=unreadable, fingerprint=fingerprint(files))
+    bad = {url for url, _ in unreadable}
+    return Plan(spec=spec, shards=shards, unreadable=unreadable, fingerprint=fingerprint(files),
+                files=tuple(f for f in files if f.url not in bad))
 
 
 def check_some_rows(plans: list[Plan]) -> None:
@@ -139,10 +133,10 @@ def _plan_file(spec: CorpusSpec, ref: FileRef, shard_rows: int) -> list[Shard]:
             group.append(i)
             rows += n
             if rows >= shard_rows or i == meta.num_row_groups - 1:
-                out.append(Shard(spec.name, ref, "parquet", tuple(group), first, rows))
+                out.append(corpus_shard(spec.name, ref, "parquet", tuple(group), first, rows))
                 first += rows
                 group, rows = [], 0
-        return out or [Shard(spec.name, ref, "parquet", (), 0, 0)]
+        return out or [corpus_shard(spec.name, ref, "parquet", (), 0, 0)]
     if spec.format in ("csv", "tsv"):
         if spec.header:
             with ref.open() as fh:
@@ -157,13 +151,13 @@ def _plan_file(spec: CorpusSpec, ref: FileRef, shard_rows: int) -> list[Shard]:
             with ref.open() as fh:
                 rows = _any_rows(fh)
         if not rows:
-            return [Shard(spec.name, ref, spec.format, expected_rows=0)]
+            return [corpus_shard(spec.name, ref, spec.format, expected_rows=0)]
     elif spec.format == "jsonl":
         first = _first_object(ref)
         if first is None:
-            return [Shard(spec.name, ref, spec.format, expected_rows=0)]
+            return [corpus_shard(spec.name, ref, spec.format, expected_rows=0)]
         _check_columns(spec, list(first), ref.url)
-    return [Shard(spec.name, ref, spec.format)]
+    return [corpus_shard(spec.name, ref, spec.format)]
 
 
 _LOOK_AHEAD = 1 << 16  # bytes read past a header to tell "no rows at all" (a blank run this long is no rows)

@@ -72,7 +72,7 @@ PRESETS: dict[str, Preset] = {
             context=("context_page_description", "page_title", "section_title"),
             url="image_url",
         ),
-        note="WIT tsv(.gz) with header; add --group-by language for per-language tables",
+        note="WIT tsv(.gz) with header; add --group-column language for per-language tables",
     ),
     "coco": Preset("csv", ColumnMapping(text="caption", id="caption_id"), note="COCO captions CSV (image_id, caption_id, caption)"),
     "cc3m": Preset("tsv", ColumnMapping(text="caption", url="url"), header=False, column_names=("caption", "url"),

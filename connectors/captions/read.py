@@ -24,12 +24,13 @@ from connectors.captions.corpus import (
     MAX_LINE_BYTES,
     MAX_TEXT_BYTES,
     CorpusError,
-    Shard,
 )
 from connectors.captions.presets import CorpusSpec
 from connectors.io.delimited import Dialect, header_names, read_pieces
+from connectors.io.fs import open_input
 from connectors.io.lines import bounded_lines
 from connectors.io.read_report import ReadReport, input_errors
+from connectors.io.shards import Shard
 from connectors.io.utf8 import encodable, valid_strings
 
 
@@ -45,9 +46,9 @@ def read_shard(shard: Shard, spec: CorpusSpec, report: ReadReport | None = None,
     ``skip_reason`` counts; ``report.unread`` holds what no row came from. Raises ``CorpusError``
     (unreadable shard) or ``ReadIOError`` (transient), both naming the file.
     """
-    report = ReadReport(shard.file.url) if report is None else report
+    report = ReadReport(shard.source) if report is None else report
     where = f"row groups {list(shard.row_groups)}" if shard.format == "parquet" else ""
-    with input_errors(shard.file.url, CorpusError, where):
+    with input_errors(shard.source, CorpusError, where):
         for batch in _READERS[shard.format](shard, spec, report, with_ids):
             _count(batch, report)
             yield batch
@@ -134,15 +135,15 @@ def _to_items(table: pa.Table, spec: CorpusSpec, url: str, first_row: int, with_
 
 def _read_parquet(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bool) -> Iterator[pa.RecordBatch]:
     read = 0
-    with shard.file.open(compression=None) as fh:
+    with open_input(shard.source, compression=None) as fh:
         pf = pq.ParquetFile(fh)
         # one thread: a shard is one worker's unit of work, on one CPU; decoding threads would only contend
         for batch in pf.iter_batches(batch_size=BATCH_ROWS, row_groups=list(shard.row_groups), columns=spec.mapping.columns(),
                                      use_threads=False):
-            yield _to_items(pa.Table.from_batches([batch]), spec, shard.file.url, shard.first_row + read, with_ids)
+            yield _to_items(pa.Table.from_batches([batch]), spec, shard.source, shard.start + read, with_ids)
             read += batch.num_rows
     if shard.expected_rows is not None and read != shard.expected_rows:
-        raise CorpusError(f"{shard.file.url} (row groups {list(shard.row_groups)}): read {read} rows, "
+        raise CorpusError(f"{shard.source} (row groups {list(shard.row_groups)}): read {read} rows, "
                           f"the footer promises {shard.expected_rows}")
 
 
@@ -153,7 +154,7 @@ def _read_delimited(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids
     columns = tuple(spec.mapping.columns())
     dialect = Dialect("\t" if tsv else ",", quoted=not tsv, include=columns, column_types=dict.fromkeys(columns, pa.binary()))
     row = malformed = 0
-    with shard.file.open() as fh:
+    with open_input(shard.source) as fh:
         if spec.header:
             line = fh.readline()
             names, offset = header_names(line, dialect.delimiter, dialect.quoted), len(line)
@@ -162,10 +163,10 @@ def _read_delimited(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids
         for piece in read_pieces(fh, names, dialect, report, offset, strip_bom=not spec.header):
             if piece.table is not None and piece.table.num_rows:
                 for batch in piece.table.to_batches(max_chunksize=BATCH_ROWS):
-                    yield _to_items(pa.Table.from_batches([batch]), spec, shard.file.url, row, with_ids)
+                    yield _to_items(pa.Table.from_batches([batch]), spec, shard.source, row, with_ids)
                     row += batch.num_rows
             if piece.malformed:
-                yield _skipped_rows(piece.malformed, "malformed_row", shard.file.url, "malformed", malformed)
+                yield _skipped_rows(piece.malformed, "malformed_row", shard.source, "malformed", malformed)
                 malformed += piece.malformed
 
 
@@ -235,7 +236,7 @@ def _read_jsonl(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bo
     rows: list[dict] = []
     reasons: list[str | None] = []
     row = 0
-    with shard.file.open() as fh:
+    with open_input(shard.source) as fh:
         for raw in bounded_lines(fh, MAX_LINE_BYTES):
             if raw is None:  # a line over the limit: skipped as it was read, never held whole
                 rows.append({})
@@ -247,11 +248,11 @@ def _read_jsonl(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bo
                 rows.append(value if reason is None else {})
                 reasons.append(reason)
             if len(rows) == BATCH_ROWS:
-                yield _rows_to_items(rows, spec, shard.file.url, row, reasons, with_ids)
+                yield _rows_to_items(rows, spec, shard.source, row, reasons, with_ids)
                 row += len(rows)
                 rows, reasons = [], []
     if rows:
-        yield _rows_to_items(rows, spec, shard.file.url, row, reasons, with_ids)
+        yield _rows_to_items(rows, spec, shard.source, row, reasons, with_ids)
 
 
 def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bool) -> Iterator[pa.RecordBatch]:
@@ -263,7 +264,7 @@ def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport, with_id
     must end with the end-of-archive marker: Python's tarfile takes a file cut at a member boundary,
     or a damaged header, for the end of the archive, which would be a short read reported complete.
     """
-    url = shard.file.url
+    url = shard.source
     rows: list[dict] = []
     reasons: list[str | None] = []
     row = 0
@@ -276,7 +277,7 @@ def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport, with_id
             reasons.append(sample.pop("__reason__", None))
         sample = {}
 
-    with shard.file.open(compression=None) as fh, tarfile.open(fileobj=fh, mode="r:*") as tar:
+    with open_input(shard.source, compression=None) as fh, tarfile.open(fileobj=fh, mode="r:*") as tar:
         for member in tar:
             if not member.isfile():
                 continue
@@ -292,7 +293,8 @@ def _read_webdataset(shard: Shard, spec: CorpusSpec, report: ReadReport, with_id
             if ext not in ("txt", "json"):
                 continue
             try:
-                payload = tar.extractfile(member).read()
+                member_file = tar.extractfile(member)  # None only for a member that is not a regular file
+                payload = member_file.read() if member_file is not None else b""
             except tarfile.ReadError as exc:
                 raise CorpusError(f"{url}: tar cut inside member {member.name!r} ({exc})") from exc
             if ext == "txt":

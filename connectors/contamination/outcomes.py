@@ -10,17 +10,16 @@ Every error names the file, the 1-based data row (the header is not a data row) 
 """
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, fields
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
-from fsspec.core import url_to_fs
 
 from audit.contamination.outcomes import COLUMNS, REQUIRED, ROW, SOURCE, OutcomeError, check_outcomes
 from connectors.io.fs import FileRef, describe, expand, fingerprint
+from connectors.runs.output import write_whole
 
 PARQUET = (".parquet", ".pq")
 CSV = (".csv", ".csv.gz")
@@ -113,7 +112,7 @@ def read_outcomes(paths: str | list[str], columns: OutcomeColumns = OutcomeColum
 
 
 def write_outcomes(frame: pd.DataFrame, url: str) -> None:
-    """Write a checked outcome table as Parquet or CSV (by extension), under a temporary name first."""
+    """Write a checked outcome table as Parquet or CSV (by extension), whole or not at all."""
     lower = url.lower()
     if not lower.endswith(PARQUET + (".csv",)):
         raise OutcomeError(f"{url}: write outcomes as .parquet, .pq or .csv")
@@ -121,14 +120,4 @@ def write_outcomes(frame: pd.DataFrame, url: str) -> None:
     arrow = pa.Table.from_pandas(table, preserve_index=False, schema=pa.schema([
         ("question_id", pa.string()), ("model", pa.string()), ("condition", pa.string()), ("r", pa.int64()),
         ("correct", pa.int8()), ("status", pa.string()), ("answer", pa.string())]))
-    fs, path = url_to_fs(url)
-    parent = posixpath.dirname(path)
-    if parent:
-        fs.makedirs(parent, exist_ok=True)
-    tmp = f"{path}.tmp"
-    with fs.open(tmp, "wb") as handle:
-        if lower.endswith(PARQUET):
-            pq.write_table(arrow, handle)
-        else:
-            pcsv.write_csv(arrow, handle)
-    fs.mv(tmp, path)
+    write_whole(url, (lambda fh: pq.write_table(arrow, fh)) if lower.endswith(PARQUET) else (lambda fh: pcsv.write_csv(arrow, fh)))

@@ -2,17 +2,17 @@
 
 Parquet, CSV and JSONL (also ``.gz``), local or any fsspec URL. ``plan_targets`` lists the files,
 checks every mapped column against each file's schema (Parquet footer, CSV header, first JSON
-record) and cuts the table into shards (Parquet row-group ranges, or whole text files) whose ids
-derive from the file URL, size, stamp and row groups, so shard boundaries never depend on Ray.
+record) and cuts the table into shards (``connectors.io.shards.Shard``: Parquet row-group ranges,
+or whole text files) whose ids derive from the file URL, content checksum and row groups, so shard
+boundaries never depend on Ray.
 ``read_target_shard`` reads only the mapped columns and checks the values (labels 0/1 on every row,
 scores finite probabilities, ids present) with ``audit.coreset.validate``, so a message names the
 file and the column before any sampling work starts.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from audit.coreset.validate import binary_labels, binary_predictions, finite_scores
 from connectors.io.fs import FileRef, expand, fingerprint
 from connectors.io.read_report import InputError, ReadIOError, input_errors
+from connectors.io.shards import Shard, shard_id
 
 EXTENSIONS = {
     "parquet": (".parquet", ".pq"),
@@ -48,42 +49,27 @@ class TargetColumns:
         return list(dict.fromkeys(c for c in (self.id, self.label, *self.scores, self.group) if c))
 
 
-@dataclass(frozen=True)
-class TargetShard:
-    """A unit of work: one Parquet row-group range or one whole CSV/JSONL file."""
+TARGETS = "targets"  # the input name of a target table's shards
 
-    file: FileRef
-    format: str
-    row_groups: tuple[int, ...] = ()
-    expected_rows: int | None = None
-    shard_id: str = field(default="", compare=False)
 
-    def __post_init__(self) -> None:
-        key = f"{self.file.url}|{self.file.size}|{self.file.stamp}|{self.row_groups}"
-        object.__setattr__(self, "shard_id", hashlib.sha256(key.encode()).hexdigest()[:20])
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> TargetShard:
-        data = json.loads(text)
-        data.pop("shard_id")
-        return cls(file=FileRef(**data.pop("file")), row_groups=tuple(data.pop("row_groups")), **data)
+def target_shard(ref: FileRef, fmt: str, row_groups: tuple[int, ...] = (), expected_rows: int | None = None) -> Shard:
+    """One Parquet row-group range or one whole CSV/JSONL file of the target table."""
+    return Shard(shard_id(TARGETS, ref.checksum, ref.url, row_groups), TARGETS, ref.url, fmt, row_groups,
+                 expected_rows=expected_rows, size_bytes=ref.size)
 
 
 @dataclass(frozen=True)
 class TargetPlan:
     """The shards of a target table and the fingerprint of its files."""
 
-    shards: list[TargetShard]
+    shards: list[Shard]
     fingerprint: str
     files: int
 
     @property
     def expected_rows(self) -> int | None:
         counts = [s.expected_rows for s in self.shards]
-        return None if any(c is None for c in counts) else sum(counts)
+        return sum(c for c in counts if c is not None) if all(c is not None for c in counts) else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,7 +144,7 @@ def plan_targets(paths: list[str], columns: TargetColumns, shard_rows: int = 1_0
         raise TargetError("at least one score column is required")
     formats = (fmt,) if fmt else tuple(EXTENSIONS)
     files = expand(list(paths), tuple(e for f in formats for e in EXTENSIONS[f]))
-    shards: list[TargetShard] = []
+    shards: list[Shard] = []
     for ref in files:
         file_fmt = fmt or detect_format(ref.url)
         try:
@@ -169,7 +155,7 @@ def plan_targets(paths: list[str], columns: TargetColumns, shard_rows: int = 1_0
             raise TargetError(f"{ref.url}: unreadable ({type(exc).__name__}: {exc})") from exc
         check_columns(ref.url, names, columns.names())
         if meta is None:
-            shards.append(TargetShard(ref, file_fmt))
+            shards.append(target_shard(ref, file_fmt))
             continue
         _check_types(ref.url, schema, columns)
         group: list[int] = []
@@ -178,7 +164,7 @@ def plan_targets(paths: list[str], columns: TargetColumns, shard_rows: int = 1_0
             group.append(i)
             rows += meta.row_group(i).num_rows
             if rows >= shard_rows or i == meta.num_row_groups - 1:
-                shards.append(TargetShard(ref, file_fmt, tuple(group), rows))
+                shards.append(target_shard(ref, file_fmt, tuple(group), rows))
                 group, rows = [], 0
     return TargetPlan(shards=shards, fingerprint=fingerprint(files), files=len(files))
 
@@ -240,10 +226,10 @@ def to_block(table: pa.Table, columns: TargetColumns, url: str) -> TargetBlock:
     return TargetBlock(ids=ids, labels=labels, scores=scores, groups=groups, source=url)
 
 
-def read_target_shard(shard: TargetShard, columns: TargetColumns) -> TargetBlock:
+def read_target_shard(shard: Shard, columns: TargetColumns) -> TargetBlock:
     """Read and check one shard's mapped columns."""
-    table = read_columns(shard.file, shard.format, columns.names(), shard.row_groups)
-    return to_block(table, columns, shard.file.url)
+    table = read_columns(FileRef(shard.source, shard.size_bytes or 0, ""), shard.format, columns.names(), shard.row_groups)
+    return to_block(table, columns, shard.source)
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import fsspec
 from fsspec.compression import compr
@@ -48,13 +49,29 @@ def store_problem(url: str, exc: BaseException) -> str | None:
     return None
 
 
+# Content checksums an object store keeps with each object (S3's ETag, GCS's md5/crc32c), in the order tried.
+STORE_CHECKSUMS = ("ETag", "etag", "md5Hash", "crc32c")
+
+
 @dataclass(frozen=True)
 class FileRef:
-    """One input file: its URL as the user would write it, size and modification stamp."""
+    """One input file: its URL as the user would write it, size, modification stamp and content checksum.
+
+    Why the checksum and not the stamp identifies the content: a file edited in place at equal size
+    and time (``cp -p``, ``rsync -t``, a restore) keeps its stamp; a copied or touched one changes it
+    with its content unchanged. ``store_checksum`` is the object store's own (no read needed);
+    otherwise ``checksum`` reads the bytes once, the first time it is asked for.
+    """
 
     url: str
     size: int
-    stamp: str  # mtime / etag / generation, whatever the store gives: part of the input fingerprint
+    stamp: str  # mtime / etag / generation, whatever the store gives: shown, never an identity
+    store_checksum: str | None = field(default=None, compare=False)
+
+    @cached_property
+    def checksum(self) -> str:
+        """``<kind>:<hex>``: the store's checksum where it has one, else the sha256 of the stored bytes."""
+        return self.store_checksum or sha256_of(self.url)
 
     def open(self, mode: str = "rb", compression: str | None = "infer") -> io.BufferedIOBase:
         """A binary handle (see ``open_input``)."""
@@ -173,17 +190,39 @@ def _expand_one(item: str, extensions: tuple[str, ...]) -> dict[str, FileRef]:
         if info.get("type") == "directory":
             continue
         stamp = str(info.get("mtime") or info.get("LastModified") or info.get("etag") or info.get("updated") or "")
-        found[p] = FileRef(url=_protocol_url(fs, p), size=int(info.get("size") or 0), stamp=stamp)
+        found[p] = FileRef(url=_protocol_url(fs, p), size=int(info.get("size") or 0), stamp=stamp,
+                           store_checksum=store_checksum(info))
     if not paths:
         raise FileNotFoundError(f"no input files match {item} (extensions {', '.join(extensions)})")
     return found
 
 
+def store_checksum(info: dict) -> str | None:
+    """The content checksum an object store lists with an object (``fs.info``), as ``<key>:<value>``; None when it has none."""
+    for key in STORE_CHECKSUMS:
+        if info.get(key):
+            return f"{key.lower()}:{str(info[key]).strip(chr(34))}"
+    return None
+
+
+def sha256_of(url: str) -> str:
+    """``sha256:<hex>`` of a file's stored bytes (not decompressed), read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    try:
+        with fsspec.open(url, "rb", compression=None) as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError as exc:
+        raise ReadIOError(f"{url}: cannot read to fingerprint its content ({type(exc).__name__}: {exc})") from exc
+    return f"sha256:{h.hexdigest()}"
+
+
 def fingerprint(files: list[FileRef]) -> str:
-    """A stable hash of the file list, sizes and stamps: what the manifest records as the input."""
+    """A stable hash of the file list, sizes and content checksums (never file times): what the
+    manifest records as the input and what decides whether a run's input changed."""
     h = hashlib.sha256()
     for f in files:
-        h.update(f"{f.url}\t{f.size}\t{f.stamp}\n".encode())
+        h.update(f"{f.url}\t{f.size}\t{f.checksum}\n".encode())
     return h.hexdigest()
 
 

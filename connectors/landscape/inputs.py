@@ -51,7 +51,7 @@ def read_review_labels(path: str) -> pd.DataFrame:
     return check_review_labels(labels, source=path)
 
 
-def normalise_error_type(value: str) -> str:
+def normalize_error_type(value: str) -> str:
     return "_".join(str(value).strip().lower().split())
 
 
@@ -85,7 +85,7 @@ def read_redux_subject(path: str) -> pd.DataFrame:
     subject = path.rsplit("/", 1)[-1].removesuffix(".csv").removeprefix("mmlu_")
     return pd.DataFrame({
         "question": frame["question"], "options": [_choices(c, path, i) for i, c in enumerate(frame["choices"])],
-        "gold": pd.to_numeric(frame["answer"], errors="coerce"), "error_type": frame["error_type"].map(normalise_error_type),
+        "gold": pd.to_numeric(frame["answer"], errors="coerce"), "error_type": frame["error_type"].map(normalize_error_type),
         "subject": subject,
     }).assign(expert_bad=lambda f: f["error_type"] != "ok")
 
@@ -136,7 +136,7 @@ def read_helm_predictions(path: str) -> HelmPredictions:
     if bad_gold:
         raise ValueError(f"{path}: row {bad_gold[0]}, field 'groundtruth_answer': not an index of the choices")
     ids = [f"redux:{i}" for i in range(len(frame))]
-    error_type = frame["error_type"].map(normalise_error_type)
+    error_type = frame["error_type"].map(normalize_error_type)
     items = pd.DataFrame({"source_id": ids, "question": frame["question"], "options": options, "gold": gold.astype(int),
                           "error_type": error_type, "expert_bad": error_type != "ok"})
     long = []

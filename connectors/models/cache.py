@@ -33,7 +33,6 @@ import hashlib
 import json
 import logging
 import math
-import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -52,6 +51,7 @@ from connectors.models.base import (
     check_params,
     choice_problem,
 )
+from connectors.runs.output import write_whole
 
 _SCHEMA = pa.schema([("key", pa.string()), ("value", pa.string())])
 SET_ASIDE = ".bad"  # suffix of a cache file that could not be read or held a bad entry
@@ -176,15 +176,12 @@ class ResponseCache:
         keys = sorted(entries)
         name = _digest(keys)[:32]
         final = f"{self.path}/{name}.parquet"
-        tmp = f"{self.path}/.tmp-{uuid.uuid4().hex}.parquet"
         self.fs.makedirs(self.path, exist_ok=True)
         if not self.fs.exists(f"{self.path}/model.json"):
-            with self.fs.open(f"{self.path}/model.json", "w") as fh:
-                json.dump(self._identity, fh, indent=1, sort_keys=True)
+            write_whole(self.fs.unstrip_protocol(f"{self.path}/model.json"),
+                        lambda fh: json.dump(self._identity, fh, indent=1, sort_keys=True), "w")
         table = pa.table({"key": keys, "value": [json.dumps(entries[k], allow_nan=True) for k in keys]}, schema=_SCHEMA)
-        with self.fs.open(tmp, "wb") as fh:
-            pq.write_table(table, fh)
-        self.fs.mv(tmp, final)
+        write_whole(self.fs.unstrip_protocol(final), lambda fh: pq.write_table(table, fh))
         self.counters["files_written"] += 1
         self.counters["entries_written"] += len(keys)
         index = self._load_index()

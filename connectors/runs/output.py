@@ -12,9 +12,13 @@ otherwise attributed to the shard's input file -- the one file that is not the p
 """
 from __future__ import annotations
 
+import io
 import os
-from collections.abc import Iterator
+import posixpath
+import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import IO, Any
 
 from fsspec.core import url_to_fs
 
@@ -93,8 +97,8 @@ def refuse_links(root: str, url: str) -> None:
             return
 
 
-def _reason(exc: OSError) -> str:
-    return exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or " ".join(str(exc).split()) or type(exc).__name__
 
 
 @contextmanager
@@ -110,3 +114,90 @@ def naming_output(url: str) -> Iterator[None]:
         kind = type(exc) if type(exc).__module__ == "builtins" else OSError
         raise kind(exc.errno, _reason(exc), url) from exc
 
+
+
+class WholeFile:
+    """The one write-whole-or-nothing writer: a file at ``url`` that appears complete or not at all.
+
+    Why: a run's JSON, a shard's table part, an outcome table or a cache file that a crash, a full
+    disk or a failed shard left half written would be read back as if whole (``--resume`` would
+    take a half part for a finished one). Locally the content goes to a temporary name in the same
+    folder and is renamed into place on ``commit``; on an object store it is built in memory and
+    stored by one PUT, which the store keeps whole or not at all (a store has no rename: a "move"
+    is a copy and a delete). ``discard`` (or leaving the ``with`` by an exception) removes the
+    temporary, and never hides the error that caused it; a failed write is raised naming ``url``.
+
+    ``with WholeFile(url, "w") as fh: fh.write(text)``, or ``open``/``commit``/``discard`` for a
+    writer that outlives one call (a shard's streamed table part).
+    """
+
+    def __init__(self, url: str, mode: str = "wb"):
+        if mode not in ("w", "wb"):
+            raise ValueError(f"{url}: WholeFile writes 'w' or 'wb', not {mode!r}")
+        self.url, self.mode = url, mode
+        self.fs, self.path = url_to_fs(url)
+        self.local = is_local(self.fs)
+        self.tmp = posixpath.join(posixpath.dirname(self.path), f".{posixpath.basename(self.path)}.tmp-{uuid.uuid4().hex[:8]}")
+        self._raw: Any = None
+        self._handle: IO | None = None
+
+    def open(self) -> IO:
+        """The handle to write to (text for mode ``"w"``)."""
+        if self._handle is None:
+            with naming_output(self.url):
+                make_dirs(self.fs, posixpath.dirname(self.path))
+                self._raw = self.fs.open(self.tmp, "wb") if self.local else io.BytesIO()
+                self._handle = (io.TextIOWrapper(self._raw, encoding="utf-8", write_through=True) if self.mode == "w"
+                                else self._raw)
+        return self._handle
+
+    def commit(self) -> None:
+        """Put the written content in place (an empty file when nothing was written)."""
+        handle, raw = self.open(), self._raw
+        try:
+            with naming_output(self.url):
+                if isinstance(handle, io.TextIOWrapper):
+                    handle.flush()
+                    handle.detach()
+                if self.local:
+                    raw.close()  # a full disk often shows here, when the last buffered bytes are written
+                    self.fs.mv(self.tmp, self.path)
+                else:
+                    self.fs.pipe_file(self.path, raw.getvalue())
+        except BaseException:
+            self.discard()
+            raise
+        self._handle = self._raw = None
+
+    def discard(self) -> None:
+        """Drop what was written; errors of the cleanup (the disk is still full) are swallowed."""
+        if self._raw is None:
+            return
+        try:
+            if isinstance(self._handle, io.TextIOWrapper):
+                self._handle.detach()  # the text layer lets go of the bytes without flushing into a failed write
+            self._raw.close()
+        except (OSError, ValueError):
+            pass
+        self._handle = self._raw = None
+        if self.local:
+            try:
+                if self.fs.exists(self.tmp):
+                    self.fs.rm(self.tmp)
+            except OSError:
+                pass
+
+    def __enter__(self) -> IO:
+        return self.open()
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def write_whole(url: str, write: Callable[[IO], Any], mode: str = "wb") -> None:
+    """``write(handle)`` into ``url`` whole or not at all (see ``WholeFile``)."""
+    with naming_output(url), WholeFile(url, mode) as fh:  # a failed write (a full disk) names url
+        write(fh)

@@ -1,13 +1,10 @@
 """Per-record outputs: one Parquet file per shard, streamed, and visible only once complete."""
 from __future__ import annotations
 
-import posixpath
-
 import pyarrow as pa
 import pyarrow.parquet as pq
-from fsspec.core import url_to_fs
 
-from connectors.runs.output import make_dirs, naming_output
+from connectors.runs.output import WholeFile, naming_output
 
 
 class ShardRecordWriter:
@@ -20,11 +17,9 @@ class ShardRecordWriter:
 
     def __init__(self, url: str, schema: pa.Schema):
         self.url = url
-        self.fs, self.path = url_to_fs(url)
-        self.tmp = f"{self.path}.tmp"
+        self.file = WholeFile(url)
         self.schema = schema
         self._writer: pq.ParquetWriter | None = None
-        self._handle = None
 
     def write(self, table: pa.Table | None) -> None:
         if table is None or table.num_rows == 0:
@@ -39,28 +34,21 @@ class ShardRecordWriter:
 
     def _open(self) -> pq.ParquetWriter:
         if self._writer is None:
-            make_dirs(self.fs, posixpath.dirname(self.path))
-            self._handle = self.fs.open(self.tmp, "wb")
-            self._writer = pq.ParquetWriter(self._handle, self.schema, compression="zstd")
+            self._writer = pq.ParquetWriter(self.file.open(), self.schema, compression="zstd")
         return self._writer
 
     def close(self) -> None:
         if self._writer is not None:
             with naming_output(self.url):
                 self._writer.close()
-                self._handle.close()
-                self.fs.mv(self.tmp, self.path)
+            self.file.commit()
 
     def abort(self) -> None:
         """Drop the temporary; a close that fails again (the disk is still full) must not hide the
         error that made the shard abort."""
-        if self._handle is None:
-            return
-        closers = [self._writer.close] if self._writer is not None else []
-        for close in (*closers, self._handle.close):
+        if self._writer is not None:
             try:
-                close()
+                self._writer.close()
             except OSError:
                 pass
-        if self.fs.exists(self.tmp):
-            self.fs.rm(self.tmp)
+        self.file.discard()

@@ -29,13 +29,11 @@ makes no link, so one there was planted), and a failed write names the file it w
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 import posixpath
 import secrets
 import socket
-import uuid
 from datetime import datetime, timezone
 from typing import Any
 
@@ -44,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
-from connectors.runs.output import check_run_root, is_local, make_dirs, naming_output, refuse_links
+from connectors.runs.output import check_run_root, is_local, make_dirs, naming_output, refuse_links, write_whole
 from connectors.runs.paths import join_under as join
 from connectors.runs.paths import safe_name
 
@@ -88,55 +86,17 @@ def is_complete(run: str) -> bool:
     return fs.exists(path)
 
 
-def _atomic_write(url: str, mode: str, write) -> None:
-    """Write to a temporary name, then rename; a failed write (disk full) leaves no temporary behind.
-
-    On an object store: the content is built in memory and stored by one PUT (the store keeps an
-    object whole or not at all; a streamed upload would store what it had when the writer failed).
-    A failure is raised naming ``url`` (``connectors.runs.output.naming_output``).
-    """
-    with naming_output(url):
-        _write_whole(url, mode, write)
-
-
-def _write_whole(url: str, mode: str, write) -> None:
-    fs, path = _prepare(url)
-    if not is_local(fs):
-        buffer = io.BytesIO()
-        if "b" in mode:
-            write(buffer)
-        else:
-            text = io.TextIOWrapper(buffer, encoding="utf-8", write_through=True)
-            write(text)
-            text.flush()
-            text.detach()
-        fs.pipe_file(path, buffer.getvalue())
-        return
-    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        with fs.open(tmp, mode, **({"encoding": "utf-8"} if "b" not in mode else {})) as fh:
-            write(fh)
-        fs.mv(tmp, path)
-    except BaseException:
-        try:
-            if fs.exists(tmp):
-                fs.rm(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def write_json(url: str, obj: Any) -> None:
-    """Write JSON atomically where the filesystem allows (temporary name, then rename)."""
-    _atomic_write(url, "w", lambda fh: json.dump(obj, fh, indent=2, sort_keys=False, default=_json_default))
+    """Write JSON whole or not at all (``connectors.runs.output.WholeFile``)."""
+    write_whole(url, lambda fh: json.dump(obj, fh, indent=2, sort_keys=False, default=_json_default), "w")
 
 
 def write_text(url: str, text: str) -> None:
-    _atomic_write(url, "w", lambda fh: fh.write(text))
+    write_whole(url, lambda fh: fh.write(text), "w")
 
 
 def write_parquet(url: str, table: pa.Table) -> None:
-    _atomic_write(url, "wb", lambda fh: pq.write_table(table, fh, compression="zstd"))
+    write_whole(url, lambda fh: pq.write_table(table, fh, compression="zstd"))
 
 
 def read_json(url: str) -> Any:

@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import posixpath
-import uuid
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from functools import lru_cache
 from importlib import metadata
@@ -36,7 +35,7 @@ from typing import Any, Literal
 from fsspec.core import url_to_fs
 
 from connectors.runs.code_graph import module_files, module_imports
-from connectors.runs.output import is_local, make_dirs, naming_output, refuse_links
+from connectors.runs.output import is_local, refuse_links, write_whole
 from connectors.runs.paths import join_under, safe_name
 
 Status = Literal["complete", "incomplete", "failed"]
@@ -124,34 +123,11 @@ def store_of(out: str) -> str:
     return join_under(out, STORE_DIR)
 
 
-def write_whole(url: str, data: bytes) -> None:
-    """Write ``data`` so a reader sees all of it or nothing: rename locally, a single PUT on object
-    stores; a failure names ``url``."""
-    with naming_output(url):
-        _write_whole(url, data)
-
-
-def _write_whole(url: str, data: bytes) -> None:
-    fs, path = url_to_fs(url)
-    make_dirs(fs, posixpath.dirname(path))
-    if not is_local(fs):
-        fs.pipe_file(path, data)
-        return
-    tmp = posixpath.join(posixpath.dirname(path), f".{posixpath.basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
 def record_run(root: str, entry: RunEntry) -> str:
     """Write (or rewrite) the entry of ``entry.run_id``; returns its URL."""
     refuse_links(posixpath.dirname(root.rstrip("/")), entry_url(root, entry.job, entry.run_id))  # the run root: <root>/..
-    write_whole(entry_url(root, entry.job, entry.run_id), json.dumps(entry.to_json(), indent=1, default=str).encode("utf-8"))
+    data = json.dumps(entry.to_json(), indent=1, default=str).encode("utf-8")
+    write_whole(entry_url(root, entry.job, entry.run_id), lambda fh: fh.write(data))
     return entry_url(root, entry.job, entry.run_id)
 
 

@@ -75,7 +75,7 @@ def check_corpus(entry: dict, check_files: bool) -> str:
     from connectors.captions.corpus import plan_corpus
 
     plan = plan_corpus(cfg.to_spec(None))
-    files = len({s.file.url for s in plan.shards})
+    files = len({s.source for s in plan.shards})
     rows = f"{plan.expected_rows:,} rows" if plan.expected_rows is not None else "rows counted when read"
     return f"{plan.spec.format}, {files} file(s), {rows}; columns {', '.join(plan.spec.mapping.columns())} present"
 

@@ -90,6 +90,7 @@ def failure_lines(prog: str, exc: BaseException) -> list[str]:
     partial = getattr(exc, "partial", None)
     if partial:
         lines.append(f"{prog}: traceback in {partial.rstrip('/')}/error.log")
-    if getattr(exc, "resumable", False) and getattr(exc, "run_id", None):
-        lines.append(f"{prog}: finished shards are kept; rerun the same command with --resume --run-id {exc.run_id}")
+    run_id = getattr(exc, "run_id", None)
+    if getattr(exc, "resumable", False) and run_id:
+        lines.append(f"{prog}: finished shards are kept; rerun the same command with --resume --run-id {run_id}")
     return lines

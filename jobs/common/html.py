@@ -24,7 +24,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 FONT = 11  # px, chart text
 CHAR_W = 0.66  # average glyph width / font size for the system sans-serif: label margins are measured with it
@@ -37,7 +40,9 @@ def esc(value: Any) -> str:
 
 # ---- numbers -------------------------------------------------------------------------------------
 
-def _missing(value: Any) -> bool:
+def _missing(value: Any) -> TypeIs[None]:
+    """No value to show: None, NaN or inf. (For the type checker, a value that is not missing is a
+    number; a NaN it counts as missing is shown as missing, never computed with.)"""
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 
 
@@ -261,7 +266,7 @@ def _empty(title: str, why: str = "nothing to plot") -> str:
 
 # ---- bars ----------------------------------------------------------------------------------------
 
-def bar_chart(labels: Sequence[str], values: Sequence[float | None], title: str, width: int = 640,
+def bar_chart(labels: Sequence[str], values: Sequence[float | None], title: str, width: float = 640,
               value_fmt: Callable[[float], str] = pct, *, intervals: Sequence[tuple[float | None, float | None]] | None = None,
               scale_max: float | None = None, axis_fmt: Callable[[float], str] | None = None) -> str:
     """Horizontal bars from zero, one per label, with the value printed after each bar.
@@ -305,20 +310,20 @@ def bar_chart(labels: Sequence[str], values: Sequence[float | None], title: str,
                          'stroke="#fff" stroke-width="2.5"/>')
         parts.append(f'<text x="{end + 4:.1f}" y="{y + 12}">{esc(value_fmt(v))}{" (off scale)" if v > vmax else ""}</text>')
     for (lo, hi), label in zip(intervals or [], labels):
-        i = kept.get(str(label))
-        if i is None or _missing(lo) or _missing(hi):
+        row = kept.get(str(label))
+        if row is None or _missing(lo) or _missing(hi):
             continue
-        y = 24 + i * bar_h + (bar_h - 4) / 2
-        parts.append(f'<line x1="{sx(lo):.1f}" y1="{y:.1f}" x2="{sx(hi):.1f}" y2="{y:.1f}" stroke="#222"/>'
-                     f'<line x1="{sx(lo):.1f}" y1="{y - 4:.1f}" x2="{sx(lo):.1f}" y2="{y + 4:.1f}" stroke="#222"/>'
-                     f'<line x1="{sx(hi):.1f}" y1="{y - 4:.1f}" x2="{sx(hi):.1f}" y2="{y + 4:.1f}" stroke="#222"/>')
+        mid = 24 + row * bar_h + (bar_h - 4) / 2
+        parts.append(f'<line x1="{sx(lo):.1f}" y1="{mid:.1f}" x2="{sx(hi):.1f}" y2="{mid:.1f}" stroke="#222"/>'
+                     f'<line x1="{sx(lo):.1f}" y1="{mid - 4:.1f}" x2="{sx(lo):.1f}" y2="{mid + 4:.1f}" stroke="#222"/>'
+                     f'<line x1="{sx(hi):.1f}" y1="{mid - 4:.1f}" x2="{sx(hi):.1f}" y2="{mid + 4:.1f}" stroke="#222"/>')
     parts.append("</svg>")
     return "".join(parts)
 
 
 def interval_chart(labels: Sequence[str], estimates: Sequence[float | None], lows: Sequence[float | None],
                    highs: Sequence[float | None], title: str, value_fmt: Callable[[float], str] = signed,
-                   width: int = 640, reference: float | None = 0.0, axis_fmt: Callable[[float], str] | None = None) -> str:
+                   width: float = 640, reference: float | None = 0.0, axis_fmt: Callable[[float], str] | None = None) -> str:
     """A dot per label with its interval as a whisker, on one shared axis, and a reference line
     (zero by default): for signed quantities such as paired differences."""
     rows = [(str(lb), e, lo, hi) for lb, e, lo, hi in zip(labels, estimates, lows, highs) if not _missing(e)]
@@ -356,7 +361,7 @@ def interval_chart(labels: Sequence[str], estimates: Sequence[float | None], low
 
 
 def stacked_bar_chart(labels: list[str], segments: list[tuple[str, str, list[float]]], title: str,
-                      width: int = 640) -> str:
+                      width: float = 640) -> str:
     """One horizontal 100% bar per label, split into ``(name, colour, values)`` segments.
 
     Why 100%: rows of very different sizes (a category with 7,000 signals next to one with 3)
@@ -550,9 +555,11 @@ def _drawn_over(series: dict[str, list[tuple[str, float | None]]]) -> list[int]:
 
 
 def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, value_fmt: Callable[[float], str] | None = None,
-               width: int = 560, plot_height: int = 150, x_order: Sequence[str] | None = None) -> str:
+               width: int = 560, plot_height: int = 150, x_order: Sequence[str] | None = None,
+               reference: tuple[float, str] | None = None) -> str:
     """One line per series over shared, ordered x labels (run times: ``x_order``, else as the series
-    first name them); x labels thinned so none overlap.
+    first name them); x labels thinned so none overlap. ``reference``: ``(y, label)``, a dashed
+    horizontal line the reader compares the lines with (a baseline), always inside the plot.
 
     The legend sits under the plot in as many rows as its entries need and the chart grows with it,
     so no number of series can push it over the title or squash the plot. The y axis takes one
@@ -566,7 +573,7 @@ def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, va
     if not values or len(xs_all) < 1:
         return _empty(title)
     counts = _integral(values)
-    ys = _span(values, False)
+    ys = _span(values + ([reference[0]] if reference else []), False)
     ticks = count_ticks(*ys) if counts else nice_ticks(*ys)
     value_fmt = value_fmt or axis_format(ticks, counts)
     ytick_w = max(text_width(value_fmt(t)) for t in ticks)
@@ -587,6 +594,10 @@ def line_chart(series: dict[str, list[tuple[str, float | None]]], title: str, va
     for i, x, anchor in x_labels_shown(xs_all, sx):
         parts.append(f'<text x="{sx(i):.1f}" y="{box[3] + 14}" font-size="9" text-anchor="{anchor}" fill="#555">{esc(x)}</text>')
     parts.append(f'<rect x="{box[0]}" y="{box[1]}" width="{box[2] - box[0]}" height="{box[3] - box[1]}" fill="none" stroke="#999"/>')
+    if reference:
+        ry = sy(reference[0])
+        parts.append(f'<line x1="{box[0]}" y1="{ry:.1f}" x2="{box[2]}" y2="{ry:.1f}" stroke="#333" stroke-dasharray="4 3"/>'
+                     f'<text x="{box[0] + 4}" y="{ry - 4:.1f}" fill="#333">{esc(reference[1])}</text>')
     palette = (BLUE, "#e08a3c", "#3c9e5f", RED, "#8e6bb8", "#6b6b6b", "#c5a100", "#2aa3b5", "#b5577f", "#7a9a3a")
     under = _drawn_over(series)
     for k, ((name, points), (lx, row, text)) in enumerate(zip(series.items(), legend)):

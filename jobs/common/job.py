@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 import math
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from fsspec.core import url_to_fs
@@ -27,7 +29,7 @@ from pydantic import BaseModel
 
 from connectors.runs.output import check_run_root
 from connectors.runs.rundir import RunDir, join, new_run_id, read_json, write_json, write_parquet, write_text
-from connectors.runs.store import RunEntry, code_version, drop_run, record_run, store_of
+from connectors.runs.store import RunEntry, Status, code_version, drop_run, record_run, store_of
 from jobs.common.answers import Skips
 from jobs.common.config import RunOptions, config_hash, non_default_options
 from jobs.common.errors import JobError, format_traceback, is_transient, one_line
@@ -47,8 +49,22 @@ def job_code_version(config: BaseModel) -> str | None:
     return code_version(".".join(parts[:2]))
 
 
+@dataclass(frozen=True)
+class SkipCheck:
+    """What ``JobRun.check_skips`` weighs (see there): rows read, usable, skipped, left unread, inputs failed."""
+
+    rows_in: int
+    rows_out: int
+    skipped: int
+    unread: int = 0
+    failed: list[dict] = field(default_factory=list)
+    first_skip: str | None = None
+    reasons: Skips | None = None
+    unit: str = "rows"
+
+
 class JobRun:
-    """``with JobRun(job, cfg, opts, payload) as run:`` ... ``return run.commit(manifest_extra)``."""
+    """``with JobRun(job, cfg, opts, payload) as run:`` ... ``return run.finish(summary, render, ...)``."""
 
     def __init__(self, job: str, config: BaseModel, opts: RunOptions, payload: dict, *, seed: int | None,
                  timer: StageTimer | None = None, use_ray: bool | str = True):
@@ -59,7 +75,7 @@ class JobRun:
         self.options = non_default_options(config)
         self.ray_info: dict | None = None
         self.scan_result: ShardScan | None = None
-        self.dir: RunDir | None = None
+        self._dir: RunDir | None = None
         self.executor = "ray" if use_ray else "driver"
         self.store = store_of(opts.out)
         self.code_version = job_code_version(config)
@@ -80,7 +96,7 @@ class JobRun:
         # A new run's id is made from the moment the job started (its recorded start), not from now:
         # planning may have taken a while, and the id should say when the run began.
         run_id = self.opts.run_id or (None if self.opts.resume else new_run_id(self.timer.start_time))
-        self.dir = RunDir(self.opts.out, self.job, run_id, self.payload, self.hash, self.opts.resume)
+        self._dir = RunDir(self.opts.out, self.job, run_id, self.payload, self.hash, self.opts.resume)
         try:
             self.record("incomplete")
         except BaseException:
@@ -88,12 +104,19 @@ class JobRun:
             raise
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        if exc is None or self.dir is None:
-            return False
+    @property
+    def dir(self) -> RunDir:
+        """The run directory; it exists from ``with`` on."""
+        if self._dir is None:
+            raise RuntimeError(f"{self.job}: the run directory exists only inside 'with JobRun(...)'")
+        return self._dir
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # never swallows the exception
+        if exc is None or self._dir is None:
+            return
         if isinstance(exc, RayStartError) and not self.dir.holds_finished_work():
             self._discard()
-            return False
+            return
         if getattr(exc, "partial", None) is None:  # a shard failure has already written its worker's traceback
             try:
                 self.dir.write_error_log(format_traceback(exc))
@@ -115,7 +138,6 @@ class JobRun:
             self.record("incomplete" if resumable else "failed", error=one_line(exc), resumable=resumable)
         except Exception as err:  # noqa: BLE001 -- the run's own error is the one to report
             log.warning("%s: could not record the run in %s: %s", self.job, self.store, one_line(err))
-        return False
 
     def _discard(self) -> None:
         """Remove a run that did no work, and its history entry (a Ray start-up failure: rerunning is all it needs)."""
@@ -125,7 +147,7 @@ class JobRun:
         except OSError as err:
             log.warning("%s: could not remove the unfinished run %s: %s", self.job, self.dir.partial, one_line(err))
 
-    def record(self, status: str, *, path: str | None = None, inputs: dict | None = None, headline: list | None = None,
+    def record(self, status: Status, *, path: str | None = None, inputs: dict | None = None, headline: list | None = None,
                finished_at: str | None = None, error: str | None = None, resumable: bool = False) -> None:
         """Write this run's entry in the run store (see ``connectors.runs.store``)."""
         from datetime import datetime, timezone
@@ -223,6 +245,25 @@ class JobRun:
             print(f"{self.job}: warning: {reasons.total:,} of {total:,} {unit} unusable ({share:.2%}, within --max-skipped "
                   f"{self.opts.max_skipped:g}): {reasons.top()}", file=sys.stderr, flush=True)
         return facts
+
+    def finish(self, summary: dict, render: Callable[[dict, Any], str], *, files: tuple[str, ...] = (),
+               skips: SkipCheck | None = None, timings: dict | None = None, **extra: Any) -> str:
+        """The end every job shares, in its order: ``summary.json``, ``report.html`` (``render(summary,
+        report_info)``; write the run's tables before, so the report lists them; ``files``: other
+        files it links), the skip limits (``skips``: refuse to report success on too little read),
+        the manifest (the shared fields, ``skip_limits``, the failed inputs, ``timings`` added to the
+        stage times, then ``extra``) and the commit. Returns the final run directory."""
+        with self.timer("report"):
+            self.write_summary(summary)
+            self.write_text("report.html", render(summary, self.report_info(*files)))
+        if skips is not None:
+            extra["skip_limits"] = self.check_skips(skips.rows_in, skips.rows_out, skips.skipped, skips.unread, skips.failed,
+                                                    skips.first_skip, skips.reasons, skips.unit)
+        manifest = self.manifest(**extra)
+        if skips is not None and "shards" in manifest:
+            manifest["shards"]["failed"] = skips.failed  # a job's own unreadable inputs too (a file no planner could open)
+        manifest["timings"].update(timings or {})
+        return self.commit(manifest)
 
     def manifest(self, **extra: Any) -> dict:
         """The shared manifest fields, the scan's shard and timing facts, then the job's own."""

@@ -108,7 +108,7 @@ def watch_nodes(job: str, what: str, needs: dict[str, float], timeout_s: float) 
 
     def stop_stage() -> None:
         if main and active.is_set():
-            signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGUSR1)  # the main thread has started: an ident
         else:
             log.error("%s", watch.message)
 

@@ -2,7 +2,8 @@
 the runner owns everything else.
 
 A *shard* is a unit of work with a content-derived id (a file, a row-group range, a set of
-questions) described by a small JSON payload. A job supplies a ``ShardTask``:
+questions): a typed ``connectors.io.shards.Shard``, which the runner ships to a worker as JSON and
+the worker gets back as itself. A job supplies a ``ShardTask``:
 
 * ``setup()`` -- build heavy state once per worker (a compiled lexicon, an inventory, a model);
 * ``process(shard, out)`` -- read the shard, run the science, write per-shard tables through
@@ -33,6 +34,7 @@ from typing import Any
 import pyarrow as pa
 from fsspec.core import url_to_fs
 
+from connectors.io.shards import Shard
 from connectors.runs.rundir import RunDir, join, read_json, write_json
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError, is_transient, one_line
@@ -41,20 +43,6 @@ from jobs.common.nodes import watch_nodes
 from jobs.common.progress import Progress
 
 log = logging.getLogger("benchaudit")
-
-
-@dataclass(frozen=True)
-class Shard:
-    """One unit of work: its id, where it comes from (for messages) and what the task needs."""
-
-    shard_id: str
-    input: str  # the benchmark / corpus / answer set it belongs to
-    source: str  # file URL or other origin, named in every error
-    payload: dict[str, Any]
-    expected_rows: int | None = None
-    limit: int | None = None  # --limit: read at most this many rows of the shard
-    estimated: bool = False  # expected_rows is an expectation from the bytes (lines, tar samples), not a footer count
-    size_bytes: int | None = None  # the stored size of its file: what sizes a shard whose rows are unknown up front
 
 
 @dataclass
@@ -187,7 +175,7 @@ def apply_limit(shards: list[Shard], limit: int | None) -> list[Shard]:
         if left is None or left <= 0:
             continue
         rows = None if s.estimated else s.expected_rows  # an estimate cannot decide where the first N rows end
-        out.append(s if rows is not None and rows <= left else Shard(**{**asdict(s), "limit": left}))
+        out.append(s if rows is not None and rows <= left else s.limited(left))
         wanted[s.input] = None if rows is None else left - rows
     return out
 
@@ -200,8 +188,14 @@ class _ShardWorker:
         self.task.setup()
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        results = [self._run(Shard(**json.loads(s))) for s in batch.column("shard").to_pylist()]
+        results = [self._run(Shard.from_json(s)) for s in batch.column("shard").to_pylist()]
         return pa.table({"result": [json.dumps(r) for r in results]})
+
+    def one(self, shard: Shard) -> dict:
+        """Run one shard sent as the Ray scan sends it (JSON, rebuilt typed), so both executors hand a
+        task the same object."""
+        return json.loads(self(shard_batch([shard])).column("result")[0].as_py())
+
 
     def _run(self, shard: Shard) -> dict:
         started = time.monotonic()
@@ -224,14 +218,23 @@ class _ShardWorker:
         return record
 
 
+def shard_batch(shards: list[Shard]) -> pa.Table:
+    """Shards as the runner ships them to a worker: one JSON string per shard (``Shard.to_json``)."""
+    return pa.table({"shard": [s.to_json() for s in shards]})
+
+
 def finished_shards(run: RunDir, planned: set[str]) -> dict[str, dict]:
-    """Results of the shards an earlier attempt of this run finished (only those still planned)."""
+    """Results of the shards an earlier attempt of this run finished (only those still planned).
+
+    A finished shard this plan no longer has (its file's content changed, so its id did) is removed
+    with its per-shard tables: they describe content the run no longer reads.
+    """
     if not run.resumed:
         return {}
     fs, path = url_to_fs(run.path("shards"))
     if not fs.exists(path):
         return {}
-    done = {}
+    done, stale = {}, set()
     for p in fs.ls(path, detail=False):
         if not p.endswith(".json"):
             continue
@@ -243,7 +246,21 @@ def finished_shards(run: RunDir, planned: set[str]) -> dict[str, dict]:
                            "delete it to rerun that shard") from exc
         if data.get("status") == "ok" and data.get("shard_id") in planned:
             done[data["shard_id"]] = data
+        elif data.get("shard_id"):
+            stale.add(str(data["shard_id"]))
+            fs.rm(p)
+    _drop_parts(run, stale)
     return done
+
+
+def _drop_parts(run: RunDir, shard_ids: set[str]) -> None:
+    """Remove the per-shard table parts (``data/<table>/.../<shard-id>.parquet``) of ``shard_ids``."""
+    fs, data = url_to_fs(run.path("data"))
+    if not shard_ids or not fs.exists(data):
+        return
+    for p in fs.find(data):
+        if p.rsplit("/", 1)[-1].split(".", 1)[0] in shard_ids:
+            fs.rm(p)
 
 
 @dataclass
@@ -306,7 +323,8 @@ def choose_executor(opts: RunOptions, shards: list[Shard], task: ShardTask) -> s
     unsized = [s for s, rows in zip(shards, sizes) if rows is None]
     if any(s.size_bytes is None for s in unsized):
         return "ray"
-    small = sum(r for r in sizes if r is not None) <= task.local_rows and sum(s.size_bytes for s in unsized) <= task.local_bytes
+    small = (sum(r for r in sizes if r is not None) <= task.local_rows
+             and sum(s.size_bytes or 0 for s in unsized) <= task.local_bytes)
     return "local" if small else "ray"
 
 
@@ -358,7 +376,7 @@ def _scan(shards: list[Shard], task: ShardTask, partial_dir: str, opts: RunOptio
     still shrink to one when the cluster needs the CPUs."""
     import ray
 
-    ds = ray.data.from_items([{"shard": json.dumps(asdict(s))} for s in shards], override_num_blocks=len(shards))
+    ds = ray.data.from_items(shard_batch(shards).to_pylist(), override_num_blocks=len(shards))
     size = _pool_size(opts, len(shards))
     return ds.map_batches(_ShardWorker, fn_constructor_kwargs={"task": task, "partial_dir": partial_dir},
                           batch_size=1, batch_format="pyarrow", num_cpus=WORKER_CPUS,
@@ -398,7 +416,7 @@ def run_shards(job: str, run: RunDir, opts: RunOptions, timer: StageTimer, shard
             progress.start()
             worker = _ShardWorker(task, run.partial, lambda shard_id, rows: progress.live(rows))
             for s in todo:
-                take(worker._run(s))
+                take(worker.one(s))
         elif todo:
             import ray
 

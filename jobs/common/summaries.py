@@ -1,29 +1,15 @@
-"""Numbers for summary.json: undefined values (NaN) become ``null``, so the file is valid JSON.
-
-Why: a share with no signals or a kappa with one shared label is undefined, not zero; JSON has no
-NaN, and Python's ``json`` would write a bare ``NaN`` that strict readers (browsers, jq) reject.
-"""
+"""summary.json: its tidy headline rows, its checks, and its numbers (undefined values, NaN, become
+``null`` through ``audit.stats.values.finite``, so the file is valid JSON)."""
 from __future__ import annotations
 
 import math
 from typing import Any
 
-import pandas as pd
+from audit.stats.values import finite, records
 
-
-def finite(value: Any) -> Any:
-    """``None`` for NaN/inf, plain Python numbers for numpy scalars, anything else unchanged."""
-    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def records(frame: pd.DataFrame) -> list[dict]:
-    """Rows of a DataFrame as JSON-ready dicts."""
-    return [{k: finite(v) for k, v in row.items()} for row in frame.to_dict("records")]
-
+# finite and records live with the science (audit.stats.values), which needs them too; jobs take them from here
+__all__ = ["MAX_TEXT_CHARS", "SCHEMA_VERSION", "check_summary", "clip_text", "finite", "headline", "min_bootstrap_clusters",
+           "records"]
 
 SCHEMA_VERSION = 1  # of summary.json; bump when a key's meaning changes
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jobs.common.html import RunInfo, axis_format, bar_chart, count_ticks, esc, fmt, nice_ticks, note, page, pct, scatter, table
+from jobs.common.html import RunInfo, bar_chart, esc, fmt, line_chart, note, page, pct, scatter, table
 
-PALETTE = ("#4a78a8", "#e08a3c", "#5a9e4b", "#c0392b", "#8e6bb8", "#8c564b", "#d372b5", "#7f7f7f", "#b5b82e", "#2fb3c4",
-           "#1f3f6e", "#a0522d")
 CAVEAT = (
     "Each question reaches the worker only through routers. In the clean condition (forward_full) one router relays the "
     "problem completely; in the noisy condition r routers each drop part of the useful information, rewrite it and add "
@@ -24,53 +22,9 @@ CAVEAT = (
 )
 
 
-def line_chart(xs: Sequence[int], series: Sequence[tuple[str, str, Sequence[float | None]]], title: str, ylabel: str,
-               zero_label: str | None = None, width: int = 720, height: int = 340, digits: int = 2) -> str:
-    """Lines over integer x (r), one per ``(name, colour, values)``; None breaks a line. ``zero_label``: a dashed y = 0 line."""
-    values = [v for _, _, vs in series for v in vs if v is not None]
-    if not xs or not values:
-        return f"<p><em>{esc(title)}: nothing to plot.</em></p>"
-    left, right, top, bottom = 56, 200, 28, 40
-    lo, hi = min(values + ([0.0] if zero_label else [])), max(values + ([0.0] if zero_label else []))
-    counts = digits == 0 and all(float(v).is_integer() for v in values)
-    if hi == lo:  # one value: an axis around it (never below zero for counts, which cannot be negative)
-        lo, hi = (max(lo - 1, 0.0), hi + 1) if counts and lo >= 0 else (lo - 1, hi + 1)
-    ticks = count_ticks(lo, hi, 4) if counts else nice_ticks(lo, hi, 4)
-    lo, hi = min(lo, ticks[0]), max(hi, ticks[-1])
-    x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
-    sx = lambda x: left + (x - x0) / (x1 - x0) * (width - left - right)  # noqa: E731
-    sy = lambda y: top + (hi - y) / (hi - lo) * (height - top - bottom)  # noqa: E731
-    parts = [f'<svg role="img" aria-label="{esc(title)}" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
-             f'<text x="0" y="16" font-size="13" font-weight="bold">{esc(title)}</text>',
-             f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="#333"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#333"/>',
-             f'<text x="14" y="{(top + height - bottom) / 2}" font-size="11" text-anchor="middle" '
-             f'transform="rotate(-90 14 {(top + height - bottom) / 2})">{esc(ylabel)}</text>',
-             f'<text x="{(left + width - right) / 2}" y="{height - 6}" font-size="11" text-anchor="middle">r (noisy routers)</text>']
-    for x in xs:
-        parts.append(f'<text class="xtick" x="{sx(x):.1f}" y="{height - bottom + 14}" font-size="10" text-anchor="middle">{x}</text>')
-    label = axis_format(ticks, counts)
-    for y in ticks:
-        parts.append(f'<text class="ytick" x="{left - 4}" y="{sy(y) + 4:.1f}" font-size="10" text-anchor="end">{label(y)}</text>')
-    if zero_label:
-        parts.append(f'<line x1="{left}" y1="{sy(0):.1f}" x2="{width - right}" y2="{sy(0):.1f}" stroke="#333" stroke-dasharray="4 3"/>'
-                     f'<text x="{left + 4}" y="{sy(0) - 4:.1f}" font-size="10" fill="#333">{esc(zero_label)}</text>')
-    for i, (name, colour, vs) in enumerate(series):
-        segment: list[str] = []
-        for x, v in [*zip(xs, vs), (None, None)]:
-            if v is None:
-                if len(segment) > 1:
-                    parts.append(f'<polyline fill="none" stroke="{esc(colour)}" stroke-width="1.8" points="{" ".join(segment)}"/>')
-                segment = []
-                continue
-            segment.append(f"{sx(x):.1f},{sy(v):.1f}")
-            parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(v):.1f}" r="2.5" fill="{esc(colour)}">'
-                         f'<title>{esc(name)}, r = {x}: {v:.{digits + 1}f}</title></circle>')
-        y = top + 4 + 14 * i
-        parts.append(f'<rect x="{width - right + 12}" y="{y}" width="10" height="10" fill="{esc(colour)}"/>'
-                     f'<text x="{width - right + 26}" y="{y + 9}" font-size="10">{esc(name)}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+def by_r(rs: Sequence[int], series: dict[str, Sequence[float | None]]) -> dict[str, list[tuple[str, float | None]]]:
+    """Series over r as ``jobs.common.html.line_chart`` draws them (x labelled "r = 1", ...)."""
+    return {name: [(f"r = {r}", v) for r, v in zip(rs, values)] for name, values in series.items()}
 
 
 def _excess(value: float | None) -> str:
@@ -110,9 +64,9 @@ def _per_r_section(summary: dict) -> str:
     rs = [row["r"] for row in per_r]
     counts = bar_chart([f"r = {r}" for r in rs], [row["n_violators"] for row in per_r],
                        "Models above their clean baseline (point estimates), per r", value_fmt=lambda v: f"{int(v)}")
-    excess = line_chart(rs, [("over violators", PALETTE[0], [row["mean_excess_violators"] for row in per_r]),
-                             ("over all models", PALETTE[1], [row["mean_excess_all_models"] for row in per_r])],
-                        "Mean positive excess per r", "accuracy − clean baseline", digits=3)
+    excess = line_chart(by_r(rs, {"over violators": [row["mean_excess_violators"] for row in per_r],
+                                  "over all models": [row["mean_excess_all_models"] for row in per_r]}),
+                        "Mean positive excess per r (accuracy − clean baseline)", value_fmt=lambda v: f"{v:.3f}")
     rows = [[row["r"], f"{row['n_violators']} of {row['n_models']}", pct(row["share_violators"]),
              row["n_significant"],
              _excess(row["mean_excess_violators"]), _excess(row["mean_excess_all_models"]), _excess(row["mean_gain"]),
@@ -131,9 +85,9 @@ def _per_r_section(summary: dict) -> str:
 def _transitions_section(summary: dict) -> str:
     per_r = summary["per_r"]
     rs = [row["r"] for row in per_r]
-    chart = line_chart(rs, [("wrong→correct (improve)", PALETTE[2], [row["improve"] for row in per_r]),
-                            ("correct→wrong (degrade)", PALETTE[3], [row["degrade"] for row in per_r])],
-                       "Question-level transitions against the clean baseline, summed over models", "questions", digits=0)
+    chart = line_chart(by_r(rs, {"wrong→correct (improve)": [row["improve"] for row in per_r],
+                                 "correct→wrong (degrade)": [row["degrade"] for row in per_r]}),
+                       "Question-level transitions against the clean baseline, summed over models (questions)")
     trend = summary["trend"]
     if trend is None:
         trend_text = "Too few settings (fewer than two r values) for a trend."
@@ -152,9 +106,9 @@ def _trajectories_section(summary: dict) -> str:
     cells, rs = summary["cells"], list(range(1, summary["m"] + 1))
     models = [row["model"] for row in summary["per_model"]]
     gain = {(c["model"], c["r"]): c["gain"] for c in cells}
-    series = [(model, PALETTE[i % len(PALETTE)], [gain.get((model, r)) for r in rs]) for i, model in enumerate(models)]
-    chart = line_chart(rs, series, "Per-model gain over its own clean baseline", "noisy accuracy − clean accuracy",
-                       zero_label="clean baseline", digits=2)
+    chart = line_chart(by_r(rs, {model: [gain.get((model, r)) for r in rs] for model in models}),
+                       "Per-model gain over its own clean baseline (noisy accuracy − clean accuracy)",
+                       value_fmt=lambda v: f"{v:+.2f}", reference=(0.0, "clean baseline"))
     violation = {(c["model"], c["r"]): c["violation"] for c in cells}
     rows = [[esc(m)] + [("–" if gain.get((m, r)) is None else
                          (f"<strong>{gain[(m, r)]:+.2f}</strong>" if violation[(m, r)] else f"{gain[(m, r)]:+.2f}")) for r in rs]

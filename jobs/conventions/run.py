@@ -9,7 +9,7 @@ reads the per-item label integers back for the item bootstrap
 """
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,7 +35,7 @@ from connectors.io.read_report import OnBadRow, ReadReport
 from connectors.io.row_counts import count_files
 from connectors.runs.tables import read_parts
 from jobs.common.config import RunOptions
-from jobs.common.job import JobRun
+from jobs.common.job import JobRun, SkipCheck
 from jobs.common.manifest import StageTimer
 from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit, limited
 from jobs.common.summaries import finite, headline
@@ -73,12 +73,12 @@ class ConventionsTask(ShardTask):
         self.stage = ConventionStage(self.detector)  # one spelling automaton per worker
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
-        p = shard.payload
         labels_out = out.writer("items", ITEMS_OUT_SCHEMA, ("benchmark", shard.input))
         signals_out = out.writer("signals", SIGNALS_OUT_SCHEMA, ("benchmark", shard.input))
-        counts, found, rows = [], {}, 0
+        counts, rows = [], 0
+        found: dict[str, list[dict]] = {}
         report = ReadReport(shard.source)
-        batches = iter_file_batches(self.specs[shard.input], p["url"], self.batch_rows, rows=(p["start"], p["stop"]),
+        batches = iter_file_batches(self.specs[shard.input], shard.source, self.batch_rows, rows=(shard.start, shard.stop),
                                     on_bad_row=self.on_bad_row, report=report)
         for batch in limited(batches, shard.limit):
             audit = self.stage.process(batch)
@@ -97,7 +97,7 @@ def read_labels(run: JobRun, results: list[dict]) -> pa.Table:
     """The per-item label integers of every finished shard, in ``results`` order; an id in two
     shards of one benchmark (two files, or two ranges of one file) is an error naming both files."""
     files = {r["shard_id"]: r["file"] for r in results}
-    parts = [(r["shard_id"], ("benchmark", r["input"])) for r in results]
+    parts: list[tuple[str, tuple[str, str] | None]] = [(r["shard_id"], ("benchmark", r["input"])) for r in results]
     tables = [(files[sid], t.select(ITEM_LABEL_SCHEMA.names)) for sid, t in read_parts(run.path(), "items", parts)]
     labels = pa.concat_tables([ITEM_LABEL_SCHEMA.empty_table(), *(t for _, t in tables)])
     counts = labels.group_by(["benchmark", "item_id"]).aggregate([([], "count_all")])
@@ -169,14 +169,13 @@ def _shards(plans: dict[str, BenchmarkPlan], specs: dict[str, BenchmarkSpec]) ->
     are sized by their stored bytes (so the shipped DROP JSON does not start Ray)."""
     out = []
     for name, p in plans.items():
-        lines = {s.url: fmt for s in p.shards if s.stop is None and (fmt := _line_format(specs[name], s.url))}
+        lines = {s.source: fmt for s in p.shards if s.stop is None and (fmt := _line_format(specs[name], s.source))}
         counts = {}
         for fmt in set(lines.values()):
             counts.update(count_files([file_ref(u) for u, f in lines.items() if f == fmt], fmt, header=True))
         for s in p.shards:
-            counted = counts.get(s.url) if s.stop is None else None
-            rows = (s.stop - s.start) if s.stop is not None else (counted.rows if counted else None)
-            out.append(Shard(s.shard_id, name, s.url, asdict(s), rows, estimated=counted is not None, size_bytes=s.size_bytes))
+            counted = counts.get(s.source) if s.stop is None else None
+            out.append(s if counted is None else replace(s, expected_rows=counted.rows, estimated=True))
     return out
 
 
@@ -205,18 +204,14 @@ def run(cfg: ConventionsConfig, opts: RunOptions) -> str:
             labels = read_labels(job, ok)
             summaries = summarize(counts, labels, cfg.bootstrap_config())
             summary = _summary(cfg, job.run_id, summaries, plans, ok, scan.failed)
-        with job.timer("report"):
-            from jobs.conventions.report import render_conventions_report  # presentation only: kept out of the workers
+        from jobs.conventions.report import render_conventions_report  # presentation only: kept out of the workers
 
-            job.write_summary(summary)
-            job.write_text("report.html", render_conventions_report(summary, job.report_info()))
         rows_in, skipped = scan.rows_in(), scan.skipped()
-        limits = job.check_skips(rows_in, labels.num_rows, sum(skipped.values()), scan.unread_rows(), scan.failed)
-        manifest = job.manifest(
+        return job.finish(
+            summary, render_conventions_report,
+            skips=SkipCheck(rows_in, labels.num_rows, sum(skipped.values()), scan.unread_rows(), scan.failed),
             inputs={n: {"fingerprint": p.fingerprint, "files": list(p.files), "shards": len(p.shards),
                         "expected_items": p.expected_items} for n, p in plans.items()},
             inventory={"pairs": len(load_inventory()), "sha256": inventory_sha256()},
             rows={"in": rows_in, "out": labels.num_rows, "skipped_by_reason": skipped, "unread": scan.unread_rows()},
-            skip_limits=limits,
         )
-        return job.commit(manifest)

@@ -34,7 +34,8 @@ from audit.coreset.percentile import count_below, exact_percentiles, values_in_b
 from audit.coreset.validate import require_positive_count
 from audit.stats.draws import block_candidates, draw_in_blocks, equal_keys, hash_keys, key_partitions
 from connectors.coreset.designs import DESIGN_TABLE, GROUP_COLUMN, MANIFEST_FILE
-from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, TargetShard, plan_targets, read_target_shard
+from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, plan_targets, read_target_shard
+from connectors.io.shards import Shard
 from connectors.runs.rundir import join, read_json, resumable_run, write_json, write_parquet
 from jobs.common.config import ConfigError, RunOptions
 from jobs.common.errors import user_code_error
@@ -70,7 +71,7 @@ def _read_shards(batch: pa.Table, *, columns: TargetColumns, seed: int, run_dir:
 
     tables = []
     for text in batch.column("shard").to_pylist():
-        shard = TargetShard.from_json(text)
+        shard = Shard.from_json(text)
         block, marker = join(run_dir, PREPARED_DIR, f"{shard.shard_id}.parquet"), join(run_dir, "shards", f"{shard.shard_id}.json")
         try:
             fs, path = url_to_fs(marker)
@@ -80,11 +81,11 @@ def _read_shards(batch: pa.Table, *, columns: TargetColumns, seed: int, run_dir:
                 continue
             prepared = _prepared(read_target_shard(shard, columns), seed)
             write_parquet(block, prepared)
-            write_json(marker, {"shard_id": shard.shard_id, "status": "ok", "file": shard.file.url,
+            write_json(marker, {"shard_id": shard.shard_id, "status": "ok", "file": shard.source,
                                 "row_groups": list(shard.row_groups), "rows_in": prepared.num_rows})
             tables.append(prepared)
         except Exception as exc:  # noqa: BLE001 — reported with the shard's file, row groups and column
-            message = str(exc) if str(exc).startswith(shard.file.url) else f"{shard.file.url}: {type(exc).__name__}: {exc}"
+            message = str(exc) if str(exc).startswith(shard.source) else f"{shard.source}: {type(exc).__name__}: {exc}"
             raise TargetError(f"{message} (shard {shard.shard_id}, row groups {list(shard.row_groups) or 'all'})") from exc
     return pa.concat_tables(tables)
 
@@ -147,7 +148,7 @@ def _candidates(block: pa.Table, hard_cut: float | None, bounds: np.ndarray, tak
 
 # ---- driver side -------------------------------------------------------------------------------
 
-def _read_blocks(cfg: BuildConfig, shards: list[TargetShard], progress: Progress, expected: int | None,
+def _read_blocks(cfg: BuildConfig, shards: list[Shard], progress: Progress, expected: int | None,
                  ray_bars: bool, run_dir: str) -> list[ray.ObjectRef]:
     """Run the read pass; return the prepared blocks' refs (the blocks stay in the object store).
 
@@ -295,11 +296,12 @@ def run(cfg: BuildConfig, opts: RunOptions) -> str:
             summary = summarize(cfg, job.run_id, design, manifest, stats)
             job.write_table(DESIGN_TABLE, design.rename(columns={"group": GROUP_COLUMN}))
             job.write_json(MANIFEST_FILE, manifest.to_dict())
-            job.write_summary(summary)
-            from jobs.coreset.report import render_build_report  # presentation only: kept out of the workers
+        from jobs.coreset.report import render_build_report  # presentation only: kept out of the workers
 
-            job.write_text("report.html", render_build_report(summary, job.report_info(MANIFEST_FILE)))
-        run_manifest = job.manifest(
+        _remove(job.path(PREPARED_DIR))  # the blocks are in the design now; the done-markers stay as the shards' record
+        return job.finish(
+            summary, render_build_report, files=(MANIFEST_FILE,),
+            timings={"read_rows_per_s": round(progress.rate(), 1), "progress": progress.samples},
             inputs={"paths": cfg.input, "files": plan.files, "fingerprint": plan.fingerprint, "shards": len(plan.shards),
                     "expected_rows": plan.expected_rows},
             seeds={"draw_seed": cfg.seed, "key": "splitmix64(id xor splitmix64(seed)) for integer ids; "
@@ -309,9 +311,6 @@ def run(cfg: BuildConfig, opts: RunOptions) -> str:
             shards={"total": len(plan.shards), "resumed": len(done), "run": len(plan.shards) - len(done)},
             outputs={"design_manifest": MANIFEST_FILE},
         )
-        run_manifest["timings"].update(read_rows_per_s=round(progress.rate(), 1), progress=progress.samples)
-        _remove(job.path(PREPARED_DIR))  # the blocks are in the design now; the done-markers stay as the shards' record
-        return job.commit(run_manifest)
 
 
 def _remove(url: str) -> None:

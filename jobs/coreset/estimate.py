@@ -95,11 +95,10 @@ def run(cfg: EstimateConfig, opts: RunOptions) -> str:
                 job.write_table("contrasts", contrasts)
             if len(taxonomy):
                 job.write_table("failure_taxonomy", taxonomy)
-            job.write_summary(summary)
-            from jobs.coreset.report import render_estimate_report
+        from jobs.coreset.report import render_estimate_report
 
-            job.write_text("report.html", render_estimate_report(summary, job.report_info()))
-        run_manifest = job.manifest(
+        return job.finish(
+            summary, render_estimate_report,
             inputs={"design": {"run_dir": cfg.design, "files": [f.url for f in design_files],
                                "stamps": [f.stamp for f in design_files]},
                     "predictions": {p.name: {"files": [f.url for f in p.files], "fingerprint": p.fingerprint,
@@ -107,6 +106,5 @@ def run(cfg: EstimateConfig, opts: RunOptions) -> str:
             seeds={"design_seed": manifest.seed},
             rows={"in": {p.name: int(p.values.size) for p in predictors}, "out": len(estimates),
                   "skipped_by_reason": {"missing_prediction_counted_negative": sum(p.missing_as_negative for p in predictors)}},
+            ray={"address": None, "note": "runs on the driver: the design is small"},
         )
-        run_manifest["ray"] = {"address": None, "note": "runs on the driver: the design is small"}
-        return job.commit(run_manifest)

@@ -125,16 +125,13 @@ def run(cfg: StudyJobConfig, opts: RunOptions) -> str:
         with timer("write"):
             job.write_table("sampler_study", summary_table)
             job.write_table("draws", draws)
-            job.write_summary(summary)
-            from jobs.coreset.report import render_study_report
+        from jobs.coreset.report import render_study_report
 
-            job.write_text("report.html", render_study_report(summary, job.report_info("protocol.json")))
-        manifest = job.manifest(
+        return job.finish(
+            summary, render_study_report, files=("protocol.json",), timings={"progress": progress.samples},
             inputs=protocol["inputs"],
             seeds=protocol["seeds"],
             protocol={"file": "protocol.json", "written_at": protocol_at, "first_result_at": first_result_at,
                       "sha256": summary["protocol_sha256"]},
             rows={"in": int(len(table.labels)), "out": len(summary_table), "skipped_by_reason": {}},
         )
-        manifest["timings"]["progress"] = progress.samples
-        return job.commit(manifest)

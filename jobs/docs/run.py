@@ -12,7 +12,6 @@ and overall, exact agreement, every disagreement) and between the proposals and 
 """
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import PurePosixPath
 
@@ -23,12 +22,13 @@ from audit.docs.cards import DocumentError
 from audit.docs.criteria import RULES, assess_document, evidence_table, proposals_table
 from audit.docs.summary import ALL_CRITERIA, criteria_summary
 from connectors.docs import find_documents, read_document, read_reviewer_scores
-from connectors.io.fs import fingerprint
+from connectors.io.fs import FileRef, fingerprint
 from connectors.io.markup import csv_frame
 from connectors.io.read_report import ReadReport
+from connectors.io.shards import shard_id
 from connectors.runs.tables import input_root, relative_source
 from jobs.common.config import RunOptions
-from jobs.common.job import JobRun
+from jobs.common.job import JobRun, SkipCheck
 from jobs.common.manifest import StageTimer
 from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask
 from jobs.common.summaries import headline, records
@@ -151,15 +151,20 @@ def reviewer_sheet(proposals: pd.DataFrame, criteria: list[str]) -> pd.DataFrame
     return sheet.assign(notes="")
 
 
+def plan_shards(documents: list[tuple[str, FileRef]], cfg: DocsConfig) -> list[Shard]:
+    """One shard per document (the first ``--limit``), its id from its content and the criteria assessed."""
+    shards = [Shard(shard_id(name, ref.checksum, ref.url, cfg.criteria), name, ref.url, expected_rows=1)
+              for name, ref in documents]
+    return shards[: cfg.limit] if cfg.limit else shards
+
+
 def run(cfg: DocsConfig, opts: RunOptions) -> str:
     """Run the documentation audit; returns the final run directory."""
     timer = StageTimer()
     with timer("plan"):
         documents = find_documents(cfg.cards)
         reviews = read_reviews(cfg.reviews, cfg.criteria)
-        shards = [Shard(hashlib.sha256(f"{ref.url}\t{ref.size}\t{ref.stamp}\t{cfg.criteria}".encode()).hexdigest()[:16],
-                        name, ref.url, {}, 1) for name, ref in documents]
-        shards = shards[: cfg.limit] if cfg.limit else shards
+        shards = plan_shards(documents, cfg)
     refs = [ref for _, ref in documents]
     payload = {"config": cfg.model_dump(), "cards": fingerprint(refs), "on_error": opts.on_error}
     with JobRun(JOB, cfg, opts, payload, seed=None, timer=timer, use_ray="scan") as job:  # no random choice
@@ -171,28 +176,24 @@ def run(cfg: DocsConfig, opts: RunOptions) -> str:
             skipped = [{"resource": r["resource"], "file": r["file"], **r["skipped"]} for r in read if "skipped" in r]
             proposals = pd.DataFrame([p for r in ok for p in r["proposals"]], columns=["resource", "criterion", "score", "n_evidence"])
             summary = _summary(job.run_id, cfg, ok, skipped, scan.failed, proposals, reviews)
-        with job.timer("report"):
-            from jobs.docs.report import render_docs_report  # presentation only: kept out of the workers
-
-            job.write_summary(summary)
+        with job.timer("write"):
             job.write_table("evidence", pd.DataFrame(summary["evidence"], columns=list(EVIDENCE_COLUMNS)).astype(
                 {"level": "int64"}))
             job.write_table("proposals", proposals)
             if not proposals.empty:
                 job.write_text("proposed_scores.csv", csv_frame(reviewer_sheet(proposals, cfg.criteria)).to_csv(index=False))
-            sheets = [] if proposals.empty else ["proposed_scores.csv"]
-            job.write_text("report.html", render_docs_report(summary, job.report_info(*sheets)))
+        from jobs.docs.report import render_docs_report  # presentation only: kept out of the workers
+
         by_reason = {**scan.skipped(), **({"unreadable_document": len(scan.failed)} if scan.failed else {})}
-        limits = job.check_skips(len(shards), len(ok), len(skipped), 0, scan.failed,
-                                 first_skip=summary["skipped"][0]["error"] if skipped else None)
         _warn_skipped(summary, len(shards), opts)
-        manifest = job.manifest(
+        return job.finish(
+            summary, render_docs_report, files=() if proposals.empty else ("proposed_scores.csv",),
+            skips=SkipCheck(len(shards), len(ok), len(skipped), 0, scan.failed,
+                            first_skip=summary["skipped"][0]["error"] if skipped else None),
             inputs={"fingerprint": fingerprint(refs), "documents": {name: ref.url for name, ref in documents},
                     "reviewer_sheets": cfg.reviews},
             rows={"in": len(shards), "out": len(ok), "unread": 0, "reviewer_scores": len(reviews),
                   "skipped_by_reason": by_reason},
             skipped_documents=summary["skipped"],
-            skip_limits=limits,
             sheets={"proposed_scores": "proposed_scores.csv (reviewer-sheet layout, for --reviews)"},
         )
-        return job.commit(manifest)

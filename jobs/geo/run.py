@@ -6,7 +6,7 @@ once), and the driver merges the small partial counts and writes the run directo
 """
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,16 +17,14 @@ from audit.geo.lexicon import Lexicon
 from audit.geo.sources import country_codes
 from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
 from connectors.captions.corpus import CorpusSpec, Plan, check_some_rows, plan_corpus
-from connectors.captions.corpus import Shard as CorpusShard
 from connectors.captions.read import read_shard
 from connectors.geo.indicators import read_indicators
 from connectors.geo.lexicon import load_lexicon
-from connectors.io.fs import FileRef
 from connectors.io.read_report import ReadReport
 from connectors.io.row_counts import count_files
 from connectors.runs.tables import input_root, relative_source, relativize_ids
 from jobs.common.config import RunOptions
-from jobs.common.job import JobRun
+from jobs.common.job import JobRun, SkipCheck
 from jobs.common.manifest import StageTimer
 from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit, limited
 from jobs.common.summaries import headline
@@ -36,12 +34,6 @@ JOB = "geo"
 # The records table (data/records/corpus=<name>/): the stage's columns, "group" (an SQL keyword) as group_value.
 RECORDS_OUT_SCHEMA = pa.schema([f.with_name("group_value") if f.name == "group" else f for f in RECORD_SCHEMA])
 TEXT_FIELD = pa.field("text", pa.string())  # --records-text
-
-
-def _corpus_shard(payload: dict) -> CorpusShard:
-    data = {**payload, "file": FileRef(**payload["file"]), "row_groups": tuple(payload["row_groups"])}
-    data.pop("shard_id")
-    return CorpusShard(**data)
 
 
 class GeoTask(ShardTask):
@@ -65,7 +57,7 @@ class GeoTask(ShardTask):
                              ("corpus", spec.name))
         partial, report = GeoPartial(), ReadReport(shard.source)
         # record ids are made only for records written (a corpus without an id column: "<file>#<row>" strings)
-        batches = read_shard(_corpus_shard(shard.payload), spec, report, with_ids=self.with_records)
+        batches = read_shard(shard, spec, report, with_ids=self.with_records)
         for items in limited(batches, shard.limit):
             table, p = self.stage.process(items)
             partial.merge(p)
@@ -92,19 +84,19 @@ def _sources(specs: dict[str, CorpusSpec], plans: dict[str, Plan]) -> dict[str, 
     out = {}
     for name, plan in plans.items():
         roots = [input_root(p) for p in specs[name].paths]
-        out.update({s.file.url: relative_source(s.file.url, roots) for s in plan.shards})
+        out.update({s.source: relative_source(s.source, roots) for s in plan.shards})
     return out
 
 
 def _shards(plans: dict[str, Plan]) -> list[Shard]:
     """One job shard per corpus shard; a file without a footer count gets an expectation from its bytes."""
     out = []
-    for name, p in plans.items():
-        counts = count_files([s.file for s in p.shards if s.expected_rows is None], p.spec.format, p.spec.header)
+    for p in plans.values():
+        unsized = {s.source for s in p.shards if s.expected_rows is None}
+        counts = count_files([f for f in p.files if f.url in unsized], p.spec.format, p.spec.header)
         for s in p.shards:
-            counted = None if s.expected_rows is not None else counts.get(s.file.url)
-            rows = s.expected_rows if counted is None else counted.rows
-            out.append(Shard(s.shard_id, name, s.file.url, asdict(s), rows, estimated=counted is not None))
+            counted = None if s.expected_rows is not None else counts.get(s.source)
+            out.append(s if counted is None else replace(s, expected_rows=counted.rows, estimated=True))
     return out
 
 
@@ -118,8 +110,8 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
         plans = {name: plan_corpus(spec, cfg.shard_rows, opts.on_error) for name, spec in specs.items()}
         check_some_rows(list(plans.values()))
         shards = apply_limit(_shards(plans), cfg.limit)
-    # Input identity lives in the shard ids (file URL, size, stamp, row groups), not in this hash:
-    # a resumed run may see a repaired or added file, and reruns exactly the shards that changed.
+    # Input identity lives in the shard ids (file URL, content checksum, row groups), not in this hash:
+    # a resumed run may see a repaired or added file, and reruns exactly the shards whose content changed.
     payload = {"config": cfg.model_dump(), "lexicon_sha256": lexicon.sha256, "indicators_sha256": indicators_sha,
                "on_error": opts.on_error}
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray="scan") as job:
@@ -130,30 +122,24 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
                 merged[r["input"]].merge(GeoPartial.from_json(r["partial"]))
             failed = scan.failed + [{"input": n, "file": f, "error": e} for n, p in plans.items() for f, e in p.unreadable]
             summary = _summary(cfg, job.run_id, lexicon, indicators, merged, failed)
-        with job.timer("report"):
-            from jobs.geo.report import render_geo_report  # presentation only: kept out of the workers
+        from jobs.geo.report import render_geo_report  # presentation only: kept out of the workers
 
-            job.write_summary(summary)
-            job.write_text("report.html", render_geo_report(summary, job.report_info()))
         skipped = scan.skipped()
         rows_in = scan.rows_in()
         rows_out = rows_in - sum(skipped.values())
         unread = scan.unread_rows()
-        limits = job.check_skips(rows_in, rows_out, sum(skipped.values()), unread, failed)
-        manifest = job.manifest(
-            inputs={n: {"fingerprint": p.fingerprint, "files": len({s.file.url for s in p.shards}) + len(p.unreadable),
+        return job.finish(
+            summary, render_geo_report, skips=SkipCheck(rows_in, rows_out, sum(skipped.values()), unread, failed),
+            inputs={n: {"fingerprint": p.fingerprint, "files": len({s.source for s in p.shards}) + len(p.unreadable),
                         "shards": len(p.shards), "expected_rows": p.expected_rows} for n, p in plans.items()},
             lexicon={"profile": lexicon.profile, "version": lexicon.version, "sha256": lexicon.sha256,
                      "entries": lexicon.entries.num_rows},
             indicators={"path": cfg.indicators or "shipped:connectors/data/worldbank/indicators.csv", "sha256": indicators_sha},
             rows={"in": rows_in, "out": rows_out, "skipped_by_reason": skipped, "unread": unread},
-            skip_limits=limits,
             evidence={"min_evidence": cfg.min_evidence,
                       "tiers": {n: dict(p.tiers) for n, p in merged.items()},
                       "counters": {n: dict(p.counters) for n, p in merged.items()}},
         )
-        manifest["shards"]["failed"] = failed
-        return job.commit(manifest)
 
 
 def _summary(cfg: GeoConfig, run_id: str, lexicon: Lexicon, indicators, merged: dict[str, GeoPartial],

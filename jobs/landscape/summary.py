@@ -12,7 +12,7 @@ import pandas as pd
 
 from audit.landscape.flags import attach_review_labels, flag_candidates, wrong_counts
 from audit.landscape.metrics import hnorm_correlations, model_averaged_points
-from audit.landscape.summary import GROUP, RESULT_COLUMNS, summarise
+from audit.landscape.summary import GROUP, RESULT_COLUMNS, summarize
 from audit.landscape.validate import validate_wrong_answers
 from jobs.common.config import ConfigError
 from jobs.common.summaries import clip_text, finite, headline, records
@@ -40,7 +40,7 @@ LOW_LABEL_MASS = 0.5
 
 
 def as_results(scores: pd.DataFrame) -> pd.DataFrame:
-    """Landscape rows (correct as bool/None) as ``summarise`` takes them (correct 1/0/NaN)."""
+    """Landscape rows (correct as bool/None) as ``summarize`` takes them (correct 1/0/NaN)."""
     out = scores.copy()
     out["correct"] = out["correct"].map({True: 1.0, False: 0.0}).astype(float)
     out["error"] = out["error"].where(out["error"].notna(), None)
@@ -48,7 +48,7 @@ def as_results(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def _table(results: pd.DataFrame, cfg: LandscapeConfig) -> pd.DataFrame:
-    table = summarise(results[RESULT_COLUMNS], exact_limit=cfg.mpd_exact_limit, pairs=cfg.mpd_pairs, seed=cfg.seed)
+    table = summarize(results[RESULT_COLUMNS], exact_limit=cfg.mpd_exact_limit, pairs=cfg.mpd_pairs, seed=cfg.seed)
     if "label_mass" in results:
         ok = results[results["error"].isna()]
         mass = ok.groupby(GROUP)["label_mass"].mean().rename("mean_label_mass").reset_index()

@@ -3,7 +3,8 @@
 Why content and not file times: a copied, re-downloaded or touched file has a new modification
 time and the same content, and must not trigger a rerun; an edited item must, even when the file
 keeps its size. Files are hashed by the store's content checksum where it has one (an S3 ETag, a
-GCS md5) and otherwise by reading their bytes.
+GCS md5) and otherwise by reading their bytes (``connectors.io.fs.FileRef.checksum``, the same
+checksum the shard ids are made of).
 
 Benchmark items are read through ``connectors.benchmarks`` (the same reader the jobs use), so an
 item's id and fields are the ones the audit sees. A corpus is fingerprinted by file: its records
@@ -30,7 +31,6 @@ ITEM_FIELDS = tuple(n for n in ITEM_SCHEMA.names if n not in ("id", "benchmark")
 FILES_SCHEMA = pa.schema([("input", pa.string()), ("url", pa.string()), ("size", pa.int64()), ("stamp", pa.string()),
                           ("sha256", pa.string())])
 ITEMS_SCHEMA = pa.schema([("input", pa.string()), ("item_id", pa.string()), ("sha256", pa.string())])
-_CHECKSUMS = ("ETag", "etag", "md5Hash", "crc32c")
 
 
 @dataclass(frozen=True)
@@ -54,19 +54,6 @@ def read_fields(job: str, config: BaseModel) -> tuple[str, ...]:
     if job == "conventions":
         return tuple(f for f in ITEM_FIELDS if f in getattr(config, "fields", ITEM_FIELDS))
     return ITEM_FIELDS
-
-
-def content_hash(ref: FileRef) -> str:
-    fs, path = fsspec.core.url_to_fs(ref.url)
-    info = fs.info(path)
-    for key in _CHECKSUMS:
-        if info.get(key):
-            return f"{key.lower()}:{str(info[key]).strip(chr(34))}"
-    h = hashlib.sha256()
-    with fs.open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return f"sha256:{h.hexdigest()}"
 
 
 def _item_hash(row: dict, fields: tuple[str, ...]) -> str:
@@ -108,7 +95,7 @@ def _given_items(name: str, given: str, rows: list[dict], refs: list[FileRef]) -
 
 
 def _file_rows(name: str, refs: Iterable[FileRef]) -> list[dict]:
-    return [{"input": name, "url": r.url, "size": r.size, "stamp": r.stamp, "sha256": content_hash(r)} for r in refs]
+    return [{"input": name, "url": r.url, "size": r.size, "stamp": r.stamp, "sha256": r.checksum} for r in refs]
 
 
 def fingerprint(job: str, config: BaseModel, ignore: Iterable[str] = ()) -> Fingerprints:

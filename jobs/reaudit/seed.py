@@ -1,11 +1,12 @@
 """Reuse an earlier run's finished shards in a new run: the re-audit's way of not paying twice.
 
 The shard runner already skips a shard whose done-marker (``shards/<id>.json``) is in the run it
-resumes, and shard ids come from the file's URL, size, stamp and row range. So a new run started
-as a *resume* of a folder holding the earlier run's markers and per-shard tables recomputes only
-shards whose file changed (or that are new). Only shards whose file is unchanged -- same URL,
-size and stamp as recorded when the earlier run was fingerprinted -- are copied: anything else
-would leave tables of a shard the new run does not have.
+resumes, and shard ids come from the file's URL, content checksum and row range. So a new run
+started as a *resume* of a folder holding the earlier run's markers and per-shard tables recomputes
+only shards whose file's content changed (or that are new). Only shards whose file is unchanged --
+same URL and content checksum as recorded when the earlier run was fingerprinted, whatever its size
+and modification time say -- are copied: anything else would leave tables of a shard the new run
+does not have.
 
 The copy carries the earlier run's configuration hash; when the new configuration differs, the
 job refuses to resume it (``RunDirError``), and the caller removes the seed and starts afresh.
@@ -23,11 +24,11 @@ from connectors.runs.rundir import CONFIG_FILE, read_json, work_dir, write_json
 
 
 def unchanged_files(recorded: pa.Table | None, current: pa.Table) -> set[str]:
-    """URLs whose (size, stamp) now are those recorded for the earlier run."""
+    """URLs whose content checksum now is the one recorded for the earlier run (file times play no part)."""
     if recorded is None:
         return set()
-    key = lambda t: set(zip(*(t.column(c).to_pylist() for c in ("url", "size", "stamp"))))  # noqa: E731
-    return {url for url, _, _ in key(recorded) & key(current)}
+    key = lambda t: set(zip(*(t.column(c).to_pylist() for c in ("url", "sha256"))))  # noqa: E731
+    return {url for url, _ in key(recorded) & key(current)}
 
 
 def seed_run(previous: str, out: str, job: str, run_id: str, files: set[str]) -> int:

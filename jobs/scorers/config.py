@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from audit.scoring.choices import SCORERS, TRANSFORMATIONS
+from audit.scorers.choices import SCORERS, TRANSFORMATIONS
 from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_benchmark
 from jobs.common.config import Alias, ConfigError, Flag, InputName, IntervalOptions, check_choices
 
 if TYPE_CHECKING:
-    from audit.scoring.sensitivity import SensitivityConfig
+    from audit.scorers.sensitivity import SensitivityConfig
 
 GOLD = "gold"
 ANSWERS = "answers to vary (default: the benchmark's gold answers)"
@@ -95,7 +95,7 @@ class ScorersConfig(BenchmarkInputs, IntervalOptions):
         return self
 
     def sensitivity(self, scorers: list[str] | tuple[str, ...], protected: tuple[str, ...]) -> SensitivityConfig:
-        from audit.scoring.sensitivity import SensitivityConfig
-        from audit.scoring.variants import VariantConfig
+        from audit.scorers.sensitivity import SensitivityConfig
+        from audit.scorers.variants import VariantConfig
 
         return SensitivityConfig(tuple(scorers), VariantConfig(tuple(self.transformations), protected), self.bootstrap_config())

@@ -4,8 +4,8 @@ Wiring only. The driver reads the benchmark's gold references and the answers to
 answers themselves, model outputs, or a reviewed variants file) through ``connectors.scorers``
 and checks every question id and answer before any work, so a file naming an unknown question
 fails with its file and row. Answers are split into shards of whole questions; each
-``ScorersTask`` generates and screens the variants of its shard (``audit.scoring.variants``),
-scores every accepted variant and its original with each scorer (``audit.scoring.sensitivity``)
+``ScorersTask`` generates and screens the variants of its shard (``audit.scorers.variants``),
+scores every accepted variant and its original with each scorer (``audit.scorers.sensitivity``)
 and writes the ``data/variants/`` (rejections and reasons included) and ``data/pairs/`` tables, partitioned by
 answer set (``system=<name>/``).
 The driver reads the pairs back (a few numbers per variant and metric) for the
@@ -22,8 +22,8 @@ import pandas as pd
 import pyarrow as pa
 
 from audit.conventions.inventory import american_to_other, inventory_sha256
-from audit.scoring.screening import DEFAULT_PROTECTED_NAMES
-from audit.scoring.sensitivity import (
+from audit.scorers.screening import DEFAULT_PROTECTED_NAMES
+from audit.scorers.sensitivity import (
     SCORERS,
     GoldReferences,
     SensitivityConfig,
@@ -32,16 +32,17 @@ from audit.scoring.sensitivity import (
     score_pairs,
     summarize_sensitivity,
 )
-from audit.scoring.truthfulqa import prepare_references
-from audit.scoring.variants import generate_variants
+from audit.scorers.truthfulqa import prepare_references
+from audit.scorers.variants import generate_variants
 from connectors.benchmarks.read import benchmark_files
 from connectors.benchmarks.shards import file_ref
 from connectors.io.fs import fingerprint
+from connectors.io.shards import shard_id
 from connectors.io.yaml_lists import read_name_list
 from connectors.runs.tables import read_parts
 from connectors.scorers import read_answers, read_gold_references, read_variants
 from jobs.common.config import RunOptions
-from jobs.common.job import JobRun
+from jobs.common.job import JobRun, SkipCheck
 from jobs.common.manifest import StageTimer
 from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit
 from jobs.common.summaries import finite, headline, min_bootstrap_clusters, records
@@ -72,14 +73,15 @@ class ScorersTask(ShardTask):
 
     local_rows = 2_000  # answers: BLEU/ROUGE scoring of every variant is the slow part (~1 ms per answer)
 
-    def __init__(self, golds: dict[str, GoldReferences], config: SensitivityConfig, examples: int):
+    def __init__(self, sets: list[AnswerSet], golds: dict[str, GoldReferences], config: SensitivityConfig, examples: int):
+        self.sets = {s.name: s for s in sets}  # a shard names its answer set and questions; the rows travel once per worker
         self.golds, self.config, self.examples = golds, config, examples
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
-        p = shard.payload
-        rows = pd.DataFrame(p["rows"])
+        answers = self.sets[shard.input]
+        rows = shard_rows(answers.table, shard.items)
         source = f"{shard.source} (shard {shard.shard_id})"
-        variants = rows if p["kind"] == "variants" else generate_variants(rows, american_to_other(), self.config.variants, source)
+        variants = rows if answers.kind == "variants" else generate_variants(rows, american_to_other(), self.config.variants, source)
         pairs = score_pairs(variants, self.golds, self.config.scorers, source)
         for name, frame in (("variants", variants), ("pairs", pairs)):
             if not frame.empty:
@@ -148,16 +150,22 @@ def default_scorers(cfg: ScorersConfig, sets: list[AnswerSet], golds: dict[str, 
     return list(cfg.scorers or SCORERS)
 
 
+def shard_rows(table: pd.DataFrame, questions: tuple[str, ...]) -> pd.DataFrame:
+    """The answers of ``questions``, in the table's order."""
+    return table[table["question_id"].astype(str).isin(set(questions))]
+
+
 def plan_shards(sets: list[AnswerSet], shard_questions: int, config_key: str) -> list[Shard]:
     """Shards of whole questions; ids hash their rows, the config and the golds, so --resume reruns only changed ones."""
     shards = []
     for s in sets:
-        questions = list(dict.fromkeys(s.table["question_id"]))
+        questions = list(dict.fromkeys(str(q) for q in s.table["question_id"]))
         for i in range(0, len(questions), shard_questions):
-            chunk = s.table[s.table["question_id"].isin(set(questions[i:i + shard_questions]))]
-            rows = chunk.to_dict("records")
-            digest = hashlib.sha256(json.dumps([s.name, s.kind, config_key, rows], sort_keys=True).encode()).hexdigest()[:16]
-            shards.append(Shard(digest, s.name, s.source, {"kind": s.kind, "rows": rows}, len(rows)))
+            chunk = tuple(questions[i:i + shard_questions])
+            rows = shard_rows(s.table, chunk).to_dict("records")
+            content = hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()
+            shards.append(Shard(shard_id(s.name, content, s.kind, config_key), s.name, s.source, items=chunk,
+                                expected_rows=len(rows)))
     return shards
 
 
@@ -222,7 +230,7 @@ def run(cfg: ScorersConfig, opts: RunOptions) -> str:
     shards = apply_limit(plan_shards(sets, cfg.shard_rows, json.dumps(payload, sort_keys=True, default=str) + golds_key),
                          cfg.limit)
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray="scan") as job:
-        scan = job.scan(shards, ScorersTask(golds, cfg.sensitivity(scorers, protected), cfg.examples))
+        scan = job.scan(shards, ScorersTask(sets, golds, cfg.sensitivity(scorers, protected), cfg.examples))
         with job.timer("aggregate"):
             ok = scan.ok  # plan order: the bootstrap numbers questions by first appearance, as one pass would
             pairs = _read_pairs(job, ok)
@@ -239,22 +247,17 @@ def run(cfg: ScorersConfig, opts: RunOptions) -> str:
                        "min_questions_for_interval": min_bootstrap_clusters(cfg.level),
                        "table": [{k: finite(v) for k, v in row.items()} for row in table],
                        "headline": _headline(bench.name, table), "systems": systems}
-        with job.timer("report"):
-            from jobs.scorers.report import render_scorers_report  # presentation only: kept out of the workers
-
             for name, block in systems.items():  # every (scorer, metric, transformation) row: the report shows a few
                 if block["sensitivity"]:
                     job.write_table("sensitivity", pd.DataFrame(block["sensitivity"]), ("system", name))
-            job.write_summary(summary)
-            job.write_text("report.html", render_scorers_report(summary, job.report_info()))
+        from jobs.scorers.report import render_scorers_report  # presentation only: kept out of the workers
+
         rows_in = scan.rows_in()
         multi_span = sum(len(s.skipped) for s in sets)  # left out by design (no single gold string), not bad input
-        limits = job.check_skips(rows_in, rows_in, 0, 0, scan.failed)
-        manifest = job.manifest(
+        return job.finish(
+            summary, render_scorers_report, skips=SkipCheck(rows_in, rows_in, 0, 0, scan.failed),
             inputs={"fingerprint": fingerprint(inputs), "files": [f.url for f in inputs]},
             inventory={"sha256": inventory_sha256()},
             rows={"in": rows_in, "out": rows_in, "skipped_by_reason": scan.skipped(), "unread": 0,
                   "excluded": {"multi_span_gold": multi_span} if multi_span else {}, "pairs": len(pairs)},
-            skip_limits=limits,
         )
-        return job.commit(manifest)

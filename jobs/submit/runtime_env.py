@@ -40,7 +40,7 @@ def _pyproject(root: Path) -> dict:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10: pip's vendored TOML reader
-        from pip._vendor import tomli as tomllib
+        from pip._vendor import tomli as tomllib  # type: ignore[no-redef]  # the same reader under its 3.10 name
     path = root / "pyproject.toml"
     if not path.exists():
         raise FileNotFoundError(f"{path}: not a benchaudit checkout; give --runtime-env FILE instead")

@@ -8,8 +8,6 @@ the traces of a coreset are thousands of rows, and regex checks on them cost les
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -22,14 +20,10 @@ from connectors.traces import Rubric, Traces, join_verdicts, read_ratings, read_
 from jobs.common.config import RunOptions
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
-from jobs.common.summaries import headline, records
+from jobs.common.summaries import finite, headline, records
 from jobs.traces.config import TracesConfig
 
 JOB = "traces"
-
-
-def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
 
 
 def _verdicts(cfg: TracesConfig, traces: Traces) -> tuple[np.ndarray, dict]:
@@ -73,7 +67,7 @@ def _agreement(ratings: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
     counts, categories = rating_counts(ratings)
     pairwise = pairwise_cohen_kappa(ratings)
     return {"raters": list(ratings.columns), "subjects": len(ratings), "categories": categories,
-            "fleiss_kappa": _number(fleiss_kappa(counts)), "pairwise_cohen": records(pairwise)}, pairwise
+            "fleiss_kappa": finite(fleiss_kappa(counts)), "pairwise_cohen": records(pairwise)}, pairwise
 
 
 def _headline(summary: dict) -> list[dict]:
@@ -125,17 +119,15 @@ def run(cfg: TracesConfig, opts: RunOptions) -> str:
             job.write_text("trace_sample.csv", csv_frame(sample).to_csv(index=False))  # the sheet people read and rate
             if pairwise is not None:
                 job.write_table("agreement", pairwise)
-            job.write_summary(summary)
-            from jobs.traces.report import render_traces_report
+        from jobs.traces.report import render_traces_report
 
-            job.write_text("report.html", render_traces_report(summary, job.report_info("trace_sample.csv")))
-        manifest = job.manifest(
+        return job.finish(
+            summary, render_traces_report, files=("trace_sample.csv",),
             inputs={"rubric": rubric.file.url, "traces": {"files": [f.url for f in traces.files],
                                                           "fingerprint": traces.fingerprint},
                     **joined, "ratings": ratings[1].url if ratings else None},
             seeds={"sample_seed": cfg.seed},
             rows={"in": len(traces.ids), "out": len(sample), "skipped_by_reason": {},
                   "without_text_passing_no_step": summary["traces_without_text"]},
+            ray={"address": None, "note": "runs on the driver without Ray: traces and ratings are small"},
         )
-        manifest["ray"] = {"address": None, "note": "runs on the driver without Ray: traces and ratings are small"}
-        return job.commit(manifest)

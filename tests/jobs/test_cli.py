@@ -172,3 +172,13 @@ def test_a_run_says_where_the_index_of_runs_is(tmp_path, capsys):
     first, *rest = capsys.readouterr().out.strip().splitlines()
     assert first == f"index: {tmp_path / 'runs' / 'index.html'}" and (tmp_path / "runs" / "index.html").is_file()
     assert [line.split(":")[0] for line in rest] == ["report", "summary", "manifest"]
+
+
+def test_ls_presets_advises_only_current_flags(capsys):
+    """A preset's note ("add --group-column language ...") names flags as ``--help`` shows them, never an old spelling."""
+    import re
+
+    assert main(["ls", "presets"]) in (0, None)
+    advised = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", capsys.readouterr().out))
+    current = {flag for path in PATHS for flag in options(parser_of(path))}
+    assert "--group-column" in advised and advised <= current, sorted(advised - current)

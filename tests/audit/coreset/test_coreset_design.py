@@ -53,7 +53,7 @@ def test_strata_follow_the_published_rules():
 
 def test_exactness_when_every_constructor_positive_and_miss_is_kept_at_weight_one():
     ids, labels, p = _table()
-    config = DesignConfig(tau=TAU)
+    config = DesignConfig(tau=TAU, seed=0)
     design, manifest = build_design(ids, labels, p, config, source="toy.parquet")
     hard = manifest.strata.index("hard_negative")
     assert manifest.sample[hard] == manifest.population[hard]  # hard stratum is a census
@@ -96,14 +96,14 @@ def test_same_seed_same_design_other_seed_other_design():
 def test_multiple_scorer_columns_are_averaged():
     ids, labels, p = _table(seed=3)
     two = np.column_stack([p, p])
-    a, ma = build_design(ids, labels, two, DesignConfig(tau=TAU))
-    b, mb = build_design(ids, labels, p, DesignConfig(tau=TAU))
+    a, ma = build_design(ids, labels, two, DesignConfig(tau=TAU, seed=0))
+    b, mb = build_design(ids, labels, p, DesignConfig(tau=TAU, seed=0))
     assert a.equals(b) and ma.easy_bounds == mb.easy_bounds
 
 
 def test_design_without_hard_stratum_and_realised_counts_check():
     ids, labels, p = _table(seed=4)
-    design, manifest = build_design(ids, labels, p, DesignConfig(tau=TAU, use_hard_stratum=False))
+    design, manifest = build_design(ids, labels, p, DesignConfig(tau=TAU, use_hard_stratum=False, seed=0))
     assert manifest.population[1] == 0 and manifest.hard_cut is None
     assert (design["stratum"] == "hard_negative").sum() == 0
     codes = np.zeros(3, int)
@@ -113,7 +113,7 @@ def test_design_without_hard_stratum_and_realised_counts_check():
 
 def test_predictions_are_aligned_by_id_and_checked():
     ids, labels, p = _table(seed=5)
-    design, manifest = build_design(ids, labels, p, DesignConfig(tau=TAU))
+    design, manifest = build_design(ids, labels, p, DesignConfig(tau=TAU, seed=0))
     order = np.random.default_rng(0).permutation(len(design))
     pred_ids = design["id"].to_numpy()[order]
     values = (p[(pred_ids - 1) // 3] >= TAU).astype(int)
@@ -133,7 +133,7 @@ def test_predictions_are_aligned_by_id_and_checked():
 
 def test_inconsistent_design_weights_raise():
     ids, labels, p = _table(seed=6)
-    design, manifest = build_design(ids, labels, p, DesignConfig(tau=TAU))
+    design, manifest = build_design(ids, labels, p, DesignConfig(tau=TAU, seed=0))
     tampered = design.assign(w=design["w"] * 1.01)
     with pytest.raises(ValueError, match="column 'w'"):
         strata_sample(tampered, manifest, np.zeros(len(design), int))
@@ -152,11 +152,11 @@ def test_inconsistent_design_weights_raise():
 )
 def test_config_is_validated_at_construction(field, value):
     with pytest.raises(ValueError, match=f"DesignConfig.{field}" if field != "n_easy_strata" else "n_easy_strata"):
-        DesignConfig(**{"tau": TAU, field: value})
+        DesignConfig(**{"tau": TAU, "seed": 0, field: value})
 
 
 def test_plan_rejects_budget_larger_than_negatives():
-    config = DesignConfig(tau=TAU, budget_multiplier=10)
+    config = DesignConfig(tau=TAU, budget_multiplier=10, seed=0)
     with pytest.raises(ValueError, match="toy.parquet: negative budget of 100 rows is larger than the 50"):
         plan_design(config, np.array([10, 0, 20, 20, 10]), np.array([0.1, 0.2]), "toy.parquet")
 

@@ -64,12 +64,12 @@ def test_build_design_reports_bad_tables_by_source():
     ids = np.arange(10)
     labels = np.array([1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
     scores = np.linspace(0, 1, 10)
-    config = DesignConfig(tau=0.5)
+    config = DesignConfig(tau=0.5, seed=0)
     with pytest.raises(ValueError, match="t.parquet: column 'label' has no positive rows"):
         build_design(ids, np.zeros(10, int), scores, config, source="t.parquet")
     with pytest.raises(ValueError, match="t.parquet: column 'score' has 1 NaN"):
         build_design(ids, labels, np.where(ids == 3, np.nan, scores), config, source="t.parquet")
     with pytest.raises(ValueError, match="t.parquet: negative budget of 18 rows is larger than the 9 negatives"):
-        build_design(ids, labels, scores, DesignConfig(tau=0.5, budget_multiplier=18), source="t.parquet")
+        build_design(ids, labels, scores, DesignConfig(tau=0.5, budget_multiplier=18, seed=0), source="t.parquet")
     with pytest.raises(ValueError, match="t.parquet: column 'id' must hold one unique id"):
         build_design(np.zeros(10, int), labels, scores, config, source="t.parquet")

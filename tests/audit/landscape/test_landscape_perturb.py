@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from audit.landscape.perturb import MASK, NONE_OF_THE_ABOVE, SCORE_SUFFIX, city_pool, perturb
-from audit.landscape.summary import circular_correct, result_rows, summarise
+from audit.landscape.summary import circular_correct, result_rows, summarize
 from audit.mcqa.items import McqaItem
 
 ITEM = McqaItem("q1", "geo", "Which city is the capital of France, Paris or Lyon?", ("Lyon", "Paris", "Nice", "Lille"), gold=1)
@@ -94,7 +94,7 @@ def test_circular_item_is_correct_only_when_every_rotation_is():
     res = result_rows(_scored(rot, preds), "m")
     table = circular_correct(res)
     assert list(table.all_correct) == [True, False] and table.complete.all()
-    summary = summarise(res)
+    summary = summarize(res)
     assert summary.accuracy.tolist() == [0.5]
 
 
@@ -106,7 +106,7 @@ def test_summary_accuracy_relative_change_mpd_and_per_item_errors():
     pert.loc[3, "option_logprobs"] = [float("nan")] * 4
     res = pd.concat([result_rows(base, "m"), result_rows(pert, "m")])
     assert res.error.tolist()[-1] == "NaN log-probs"
-    table = summarise(res).set_index("perturbation")
+    table = summarize(res).set_index("perturbation")
     assert table.loc["none", "accuracy"] == 0.75 and table.loc["no_answer", "accuracy"] == pytest.approx(1 / 3)
     assert table.loc["no_answer", "relative_change"] == pytest.approx((1 / 3 - 0.75) / 0.75)
     assert table.loc["no_answer", "n_errors"] == 1 and table.loc["none", "n_errors"] == 0

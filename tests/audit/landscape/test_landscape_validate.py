@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import fisher_exact
 
 from audit.landscape.flags import attach_review_labels, check_review_labels, flag_candidates, wrong_counts
-from audit.landscape.validate import match_reference, normalise_text, validate_flags, validation_by_threshold
+from audit.landscape.validate import match_reference, normalize_text, validate_flags, validation_by_threshold
 
 
 def test_hypergeometric_p_value_equals_hand_sum_and_fishers_exact_test():
@@ -69,7 +69,7 @@ def test_matching_by_normalised_text_disambiguates_by_options_or_counts_as_ambig
     m = match_reference(items, ref)
     assert m.match.tolist() == ["question", "question+options", "ambiguous", "none"]
     assert m.ref_index.tolist()[:2] == [0, 1] and m.expert_bad.tolist()[:2] == [False, True]
-    assert normalise_text("  Ｆｕｌｌ\u00a0width ") == "full width"
+    assert normalize_text("  Ｆｕｌｌ\u00a0width ") == "full width"
 
 
 def test_validation_by_threshold_uses_only_matched_answered_items():

@@ -8,7 +8,7 @@ import pytest
 from audit.landscape.flags import flag_candidates, wrong_counts
 from audit.landscape.perturb import perturb
 from audit.landscape.prompts import load_template, prompt_rows
-from audit.landscape.summary import result_rows, summarise
+from audit.landscape.summary import result_rows, summarize
 from audit.mcqa.items import mcqa_items
 from connectors.benchmarks.schema import ITEM_SCHEMA
 from connectors.models.batches import ChoiceScorer
@@ -47,7 +47,7 @@ def test_landscape_end_to_end_on_cpu_and_a_cached_rerun(tmp_path):
         if seed_run == 1:
             assert scorer.backend.counters["forward_passes"] == 0 and scorer.backend.counters["hits"] == 12 + 12 + 48
     res = pd.concat(results)
-    table = summarise(res)
+    table = summarize(res)
     assert table.perturbation.tolist() == ["circular", "noise", "none"]
     assert (table.n_items == 12).all() and table.n_rows.tolist() == [48, 12, 12]
     assert table.mpd.between(0, 2 ** 0.5).all() and table.mean_ptop1.between(0.25, 1).all()

@@ -14,7 +14,7 @@ CARDS = Path(__file__).resolve().parents[2] / "fixtures" / "docs" / "cards"
 
 
 def shards(*rows: int | None) -> list[Shard]:
-    return [Shard(f"s{i}", "in", "f", {}, n) for i, n in enumerate(rows)]
+    return [Shard(f"s{i}", "in", "f", expected_rows=n) for i, n in enumerate(rows)]
 
 
 def test_the_rule():
@@ -22,16 +22,16 @@ def test_the_rule():
     assert choose_executor(RunOptions(executor="local"), shards(None, 10**9), task) == "local"
     assert choose_executor(RunOptions(executor="ray"), shards(5), task) == "ray"
     assert choose_executor(RunOptions(address="auto"), shards(5), task) == "ray"  # a cluster was asked for
-    sized_by_limit = [Shard("s0", "in", "f", {}, None, limit=50)]
+    sized_by_limit = [Shard("s0", "in", "f", limit=50)]
     if "ray" not in sys.modules or not sys.modules["ray"].is_initialized():  # a Ray running here is always used
         assert choose_executor(RunOptions(), shards(60_000, 40_000), task) == "local"
         assert choose_executor(RunOptions(), shards(60_000, 40_001), task) == "ray"
         assert choose_executor(RunOptions(), shards(5, None), task) == "ray"  # a shard of unknown size
         assert choose_executor(RunOptions(), sized_by_limit, task) == "local"  # --limit bounds it
         # a shard whose rows are unknown up front (a JSON document) is sized by its stored bytes
-        by_bytes = [Shard("s0", "in", "f.json", {}, None, size_bytes=task.local_bytes), *shards(100_000)]
+        by_bytes = [Shard("s0", "in", "f.json", size_bytes=task.local_bytes), *shards(100_000)]
         assert choose_executor(RunOptions(), by_bytes, task) == "local"
-        assert choose_executor(RunOptions(), [Shard("s0", "in", "f.json", {}, None, size_bytes=task.local_bytes + 1)],
+        assert choose_executor(RunOptions(), [Shard("s0", "in", "f.json", size_bytes=task.local_bytes + 1)],
                                task) == "ray"
 
 

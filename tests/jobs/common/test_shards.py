@@ -16,7 +16,7 @@ from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask, appl
 
 
 def shard(i: int, inp: str = "a", rows: int | None = 10) -> Shard:
-    return Shard(f"s{i}", inp, f"file{i}", {"i": i}, rows)
+    return Shard(f"s{i}", inp, f"file{i}", start=i, expected_rows=rows)
 
 
 def test_limit_takes_the_first_rows_of_each_input_in_plan_order():
@@ -45,10 +45,10 @@ class Counting(ShardTask):
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
         assert self.ready  # setup ran in the actor before any shard
-        out.writer("parts", pa.schema([("i", pa.int64())])).write(pa.table({"i": [shard.payload["i"]]}))
+        out.writer("parts", pa.schema([("i", pa.int64())])).write(pa.table({"i": [shard.start]}))
         if shard.shard_id in self.fail:
             raise ValueError(f"{shard.source}: row 3, field 'x': not a number")
-        return ShardResult(rows_in=shard.expected_rows or 0, partial={"i": shard.payload["i"]}, skipped={"bad": 1})
+        return ShardResult(rows_in=shard.expected_rows or 0, partial={"i": shard.start}, skipped={"bad": 1})
 
 
 @pytest.mark.ray

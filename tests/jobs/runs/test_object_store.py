@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from connectors.runs.rundir import RunDir, RunDirError, _atomic_write, is_complete, write_json
+from connectors.runs.output import write_whole
+from connectors.runs.rundir import RunDir, RunDirError, is_complete, write_json
 
 pytestmark = pytest.mark.s3  # every test here talks to the S3-compatible server on loopback (moto)
 
@@ -85,7 +86,7 @@ def test_a_write_that_fails_half_way_leaves_no_object(s3_env):
         raise OSError("disk gone")
 
     with pytest.raises(OSError, match="disk gone"):
-        _atomic_write("s3://audits/unit/half.json", "w", half)
+        write_whole("s3://audits/unit/half.json", half, "w")
     assert not fs.exists("audits/unit/half.json")
 
 

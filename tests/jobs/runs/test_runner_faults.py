@@ -42,7 +42,7 @@ class SlowTask(ShardTask):
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
         record(self.calls, shard.shard_id)
         time.sleep(self.pause)
-        n = shard.payload["n"]
+        n = shard.stop
         return ShardResult(rows_in=n, partial={"sum": n * (n - 1) // 2, "n": n})
 
 
@@ -66,7 +66,7 @@ class Cfg(BaseModel):
 
 
 def shards(k: int) -> list[Shard]:
-    return [Shard(f"s{i:02d}", "range", f"range:{i}", {"n": 1000 + i}, 1000 + i) for i in range(k)]
+    return [Shard(f"s{i:02d}", "range", f"range:{i}", stop=1000 + i, expected_rows=1000 + i) for i in range(k)]
 
 
 def calls_of(calls: Path) -> dict[str, list[int]]:
@@ -151,7 +151,7 @@ DRIVER = textwrap.dedent("""
             Path(self.calls, "." + name).write_text(str(os.getpid()))
             os.rename(Path(self.calls, "." + name), Path(self.calls, name))
             time.sleep(0.3)
-            n = shard.payload["n"]
+            n = shard.stop
             return ShardResult(rows_in=n, partial={"sum": n * (n - 1) // 2, "n": n})
 
     class Cfg(BaseModel):
@@ -161,7 +161,7 @@ DRIVER = textwrap.dedent("""
     # non-interactive shell (`scripts/test &`) hands its children SIGINT ignored, and Python keeps that.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     out, calls, resume = sys.argv[1], sys.argv[2], sys.argv[3] == "resume"
-    shards = [Shard(f"s{i:02d}", "range", f"range:{i}", {"n": 1000 + i}, 1000 + i) for i in range(12)]
+    shards = [Shard(f"s{i:02d}", "range", f"range:{i}", stop=1000 + i, expected_rows=1000 + i) for i in range(12)]
     with JobRun("slow", Cfg(), RunOptions(out=out, run_id="r1", resume=resume, num_cpus=2), {"k": 12}, seed=None) as job:
         result = job.scan(shards, SlowTask(calls))
         job.write_json("result.json", [{k: r[k] for k in ("shard_id", "partial")} for r in result.results])

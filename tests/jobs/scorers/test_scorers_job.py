@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from audit.conventions.inventory import american_to_other
-from audit.scoring.sensitivity import (
+from audit.scorers.sensitivity import (
     SensitivityConfig,
     gold_answers_table,
     run_sensitivity,
@@ -28,7 +28,7 @@ from jobs.scorers.run import run
 pytestmark = pytest.mark.ray
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TRUTHFULQA = BenchmarkConfig(name="truthfulqa", preset="truthfulqa", paths=[str(FIXTURES / "benchmarks" / "truthfulqa_slice.csv")])
-DROP = BenchmarkConfig(name="drop", preset="drop", paths=[str(FIXTURES / "scoring" / "allennlp_fixture_drop.json")])
+DROP = BenchmarkConfig(name="drop", preset="drop", paths=[str(FIXTURES / "scorers" / "allennlp_fixture_drop.json")])
 YARDS, TOMLINSON = "77cec168-33a6-43aa-869c-74c934d40d18", "7f253de4-739d-423f-8270-08a9ae7e4c33"  # DROP fixture ids
 REPLICATES = 2_000
 

@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
-from audit.scoring.screening import find_protected_spans
-from audit.scoring.units import convert_units, significant_digits
-from audit.scoring.variants import (
+from audit.scorers.screening import find_protected_spans
+from audit.scorers.units import convert_units, significant_digits
+from audit.scorers.variants import (
     VARIANT_COLUMNS,
     SpellingSwap,
     VariantConfig,

@@ -4,7 +4,7 @@ import pytest
 import sacrebleu
 from rouge_score import rouge_scorer, scoring
 
-from audit.scoring.truthfulqa import (
+from audit.scorers.truthfulqa import (
     NO_COMMENT,
     bleu_similarity,
     flatten_rankings,

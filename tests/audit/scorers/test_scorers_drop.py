@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.scoring.drop import (
+from audit.scorers.drop import (
     DropScore,
     drop_metrics,
     evaluate_drop,
@@ -14,7 +14,7 @@ from audit.scoring.drop import (
     score_drop,
 )
 
-FIXTURE = Path(__file__).parents[2] / "fixtures" / "scoring" / "allennlp_fixture_drop.json"
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "scorers" / "allennlp_fixture_drop.json"
 
 OFFICIAL_VECTORS = [
     (["78"], ["78.0"], 1.0, 1.0),

@@ -27,13 +27,13 @@ from functools import partial
 
 import pandas as pd
 
-from audit.scoring.choices import TRANSFORMATIONS
-from audit.scoring.screening import (
+from audit.scorers.choices import TRANSFORMATIONS
+from audit.scorers.screening import (
     DEFAULT_PROTECTED_NAMES,
     MONTHS,
     find_protected_spans,
 )
-from audit.scoring.units import convert_units
+from audit.scorers.units import convert_units
 
 VARIANT_COLUMNS = ("question_id", "original", "variant", "transformation", "status", "reason")
 

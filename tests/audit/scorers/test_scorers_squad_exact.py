@@ -2,8 +2,8 @@
 
 import pytest
 
-from audit.scoring.exact import ExactMatchConfig, exact_match, normalize_exact
-from audit.scoring.squad import SquadScore, normalize_squad, score_squad, squad_f1
+from audit.scorers.exact import ExactMatchConfig, exact_match, normalize_exact
+from audit.scorers.squad import SquadScore, normalize_squad, score_squad, squad_f1
 
 
 def test_squad_normalization_and_scores():

@@ -100,7 +100,7 @@ def read_count(spec: CorpusSpec) -> int | None:
     try:
         total = 0
         for shard in plan_corpus(spec).shards:
-            report = ReadReport(shard.file.url)
+            report = ReadReport(shard.source)
             rows = sum(batch.num_rows for batch in read_shard(shard, spec, report))
             assert report.rows_in == rows
             total += report.rows_in + report.unread_rows

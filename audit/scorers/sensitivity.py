@@ -17,17 +17,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from audit.scoring.choices import SCORERS
-from audit.scoring.drop import score_drop
-from audit.scoring.exact import exact_match
-from audit.scoring.squad import score_squad
-from audit.scoring.truthfulqa import (
+from audit.scorers.choices import SCORERS
+from audit.scorers.drop import score_drop
+from audit.scorers.exact import exact_match
+from audit.scorers.squad import score_squad
+from audit.scorers.truthfulqa import (
     TruthfulQAReferences,
     flatten_rankings,
     prepare_references,
     score_truthfulqa,
 )
-from audit.scoring.variants import (
+from audit.scorers.variants import (
     VariantConfig,
     generate_variants,
     require_answer_table,

@@ -12,7 +12,7 @@ import pytest
 from connectors.runs import store as run_store
 from connectors.runs.store import RunEntry, RunStoreError, code_version, get_run, list_runs, record_run
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def entry(run_id: str, job: str = "geo", status: str = "complete", started: str = "2026-12-01T00:00:00", **kw) -> RunEntry:

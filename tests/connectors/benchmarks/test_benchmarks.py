@@ -13,8 +13,8 @@ from connectors.benchmarks.read import read_benchmark
 from connectors.benchmarks.schema import ITEM_SCHEMA, BenchmarkError, FieldMapping
 from connectors.benchmarks.spec import BenchmarkSpec
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "benchmarks"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 
 
 def read(name: str, preset: str | None = None, **kwargs) -> list[dict]:

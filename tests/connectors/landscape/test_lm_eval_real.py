@@ -16,7 +16,7 @@ import pytest
 from audit.landscape.summary import result_rows
 from connectors.landscape.lm_eval import LmEvalError, find_lm_eval_runs, read_lm_eval_samples
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "lm_eval"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lm_eval"
 NEW = FIXTURES / "v0.4.13" / "benchaudit__tiny-llama"
 EARLY = FIXTURES / "v0.4.2"
 DATE = "2026-12-02T02-27-04.119124"

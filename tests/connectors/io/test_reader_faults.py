@@ -37,7 +37,7 @@ def scan(spec: CorpusSpec) -> tuple[pa.Table, ReadReport]:
     report = ReadReport(spec.name)
     batches = []
     for shard in plan_corpus(spec).shards:
-        part = ReadReport(shard.file.url)
+        part = ReadReport(shard.source)
         batches.extend(read_shard(shard, spec, part))
         report.merge(part)
     return pa.Table.from_batches(batches), report

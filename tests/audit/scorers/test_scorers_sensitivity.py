@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from audit.scoring.sensitivity import (
+from audit.scorers.sensitivity import (
     GoldReferences,
     SensitivityConfig,
     gold_answers_table,

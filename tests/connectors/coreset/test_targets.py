@@ -15,11 +15,11 @@ from connectors.coreset.predictions import PredictionColumns, read_predictions
 from connectors.coreset.targets import (
     TargetColumns,
     TargetError,
-    TargetShard,
     plan_targets,
     read_full_table,
     read_target_shard,
 )
+from connectors.io.shards import Shard
 
 COLS = TargetColumns(id="id", label="y", scores=("s1", "s2"), group="g")
 
@@ -36,7 +36,7 @@ def test_parquet_shards_are_row_group_ranges_with_stable_ids(tmp_path):
     assert [s.row_groups for s in plan.shards] == [(0, 1, 2), (3, 4, 5), (6, 7, 8), (9,)]
     assert [s.expected_rows for s in plan.shards] == [300, 300, 300, 100] and plan.expected_rows == 1_000
     assert [s.shard_id for s in plan_targets([str(tmp_path)], COLS, 250).shards] == [s.shard_id for s in plan.shards]
-    assert TargetShard.from_json(plan.shards[1].to_json()) == plan.shards[1]
+    assert Shard.from_json(plan.shards[1].to_json()) == plan.shards[1]
     block = read_target_shard(plan.shards[1], COLS)
     assert block.ids.tolist() == list(range(600, 1200, 2)) and block.scores.shape == (300, 2)
     assert block.labels.dtype == bool and set(block.groups) <= {"a", "b"}
@@ -126,7 +126,7 @@ def test_missing_predictions_error_or_count_as_negative(tmp_path):
 def test_saved_design_reads_back_and_a_wrong_directory_is_named(tmp_path):
     ids = np.arange(300)
     labels = ids % 30 == 0
-    design, manifest = build_design(ids, labels, np.where(labels, 0.9, (ids % 7) / 70), DesignConfig(tau=0.5))
+    design, manifest = build_design(ids, labels, np.where(labels, 0.9, (ids % 7) / 70), DesignConfig(tau=0.5, seed=0))
     pq.write_table(pa.Table.from_pandas(design, preserve_index=False), tmp_path / "design.parquet")
     (tmp_path / "design.json").write_text(json.dumps(manifest.to_dict()))
     got, got_manifest, files = read_design(str(tmp_path))

@@ -17,7 +17,7 @@ from connectors.landscape.lm_eval import LmEvalError, find_lm_eval_runs, group_o
 from connectors.landscape.lm_eval_items import document_item
 from connectors.landscape.lm_eval_records import SAMPLE_SCHEMA
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "lm_eval"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "lm_eval"
 NEW = FIXTURES / "v0.4.13" / "benchaudit__tiny-llama"
 EARLY = FIXTURES / "v0.4.2"
 DATE = "2026-12-02T02-27-04.119124"
