@@ -152,6 +152,8 @@ def _read_capped(response: http.client.HTTPResponse, limit: int) -> bytes:
         out += chunk
         if len(out) > limit:
             raise ReplyTooLarge(limit)
+    if response.length:  # read(n) ends quietly at a body cut short of its Content-Length; read() would raise
+        raise http.client.IncompleteRead(bytes(out), response.length)
     return bytes(out)
 
 
