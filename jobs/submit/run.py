@@ -28,7 +28,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
 import fsspec
 import yaml
@@ -122,7 +122,8 @@ def _client_class():
         def _do_request(self, method, endpoint, **kwargs):  # noqa: ANN001 -- Ray's signature (2.60)
             response = super()._do_request(method, endpoint, allow_redirects=False, **kwargs)
             if response.is_redirect:
-                raise Redirected(f"{method} {endpoint} was {RedirectRefused(response.status_code, response.headers['Location'])}")
+                where = urljoin(response.url, response.headers["Location"])
+                raise Redirected(f"{method} {endpoint} was {RedirectRefused(response.status_code, where)}")
             return response
 
     return Client

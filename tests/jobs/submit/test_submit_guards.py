@@ -84,6 +84,16 @@ def test_a_jobs_api_request_redirected_elsewhere_is_refused_by_rays_client(check
     assert other.seen == [] and TOKEN not in said
 
 
+def test_a_jobs_api_redirect_to_the_same_host_is_not_followed_either(checkout, tmp_path, capsys):
+    def relative(s, h):
+        return s.send_json(h, 307, {}, {"Location": "/api/jobs/again"})
+
+    with dashboard(jobs=relative) as dash:
+        code, said = submit(dash.url, tmp_path / "out", capsys)
+    assert code == 1 and f"POST /api/jobs/ was redirected (HTTP 307) to {dash.url}; redirects are not followed" in said, said
+    assert "/api/jobs/again" not in [p for _, p, _ in dash.seen]
+
+
 # --- 3: no message shows the token, nor a key written into a model URL --------------------------------------------
 
 
