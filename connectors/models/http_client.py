@@ -14,6 +14,11 @@ The API key goes in the Authorization header only. Some proxies repeat a request
 their error bodies, so every message this client makes (``EndpointError``) passes through
 ``redact``, which replaces each credential it sends with ``[redacted]`` before the text is cut to
 length; the backend redacts the texts it returns the same way.
+
+Every request goes through ``connectors.io.http_guard.fetch``: a redirect is never followed (it
+would carry the key to wherever ``Location`` points) and is the call's error, naming the status and
+the origin; a reply over ``max_reply_bytes`` is the call's error, read no further; ``timeout_s``
+bounds the whole request, not each socket read (a timeout is retried like any transport fault).
 """
 from __future__ import annotations
 
@@ -30,9 +35,10 @@ from dataclasses import dataclass
 from threading import Lock
 from typing import Any, TypeVar
 
+from connectors.io.http_guard import DEFAULT_MAX_BYTES, RefusedReply, fetch, redact
+
 T = TypeVar("T")
 R = TypeVar("R")
-REDACTED = "[redacted]"
 CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key")
 DETAIL_CHARS = 300  # of an error body, in a message
 
@@ -51,6 +57,7 @@ class RetryPolicy:
     max_retries: int = 4
     backoff_s: float = 0.5
     max_backoff_s: float = 30.0
+    max_reply_bytes: int = DEFAULT_MAX_BYTES
 
     def delay(self, attempt: int, retry_after: str | None) -> float:
         if retry_after:
@@ -72,18 +79,15 @@ class JsonClient:
             self._headers["Authorization"] = f"Bearer {api_key}"
         # the key, and each credential header's value without its scheme ("Bearer <token>": the token), so an
         # echo reads "Authorization: Bearer [redacted]"
-        held = {api_key or ""} | {v.split(" ", 1)[-1] for k, v in self._headers.items() if k.lower() in CREDENTIAL_HEADERS}
-        self._secrets = sorted((s for s in held if s.strip()), key=len, reverse=True)
+        self._secrets = {api_key or ""} | {v.split(" ", 1)[-1] for k, v in self._headers.items() if k.lower() in CREDENTIAL_HEADERS}
         self.policy = policy
         self.counters = counters
         self._lock = Lock()
         self._sleep = sleep
 
     def redact(self, text: str) -> str:
-        """``text`` with every credential this client sends replaced by ``[redacted]`` (longest first)."""
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        """``text`` with every credential this client sends replaced by ``[redacted]``."""
+        return redact(text, self._secrets)
 
     def _error(self, message: str) -> EndpointError:
         return EndpointError(self.redact(message))
@@ -97,10 +101,11 @@ class JsonClient:
         url = f"{self.base_url}{path}"
         try:
             request = urllib.request.Request(url, headers=self._headers, method="GET")
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                return json.loads(response.read().decode("utf-8"))
+            return json.loads(fetch(request, timeout_s, self.policy.max_reply_bytes).decode("utf-8"))
         except urllib.error.HTTPError as exc:
             raise self._error(f"GET {url} failed: HTTP {exc.code}") from exc
+        except RefusedReply as exc:
+            raise self._error(f"GET {url} failed: {exc}") from exc
         except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException, ValueError) as exc:
             raise self._error(f"GET {url} failed: {type(exc).__name__}: {getattr(exc, 'reason', exc)}") from exc
 
@@ -115,9 +120,11 @@ class JsonClient:
             retry_after = None
             try:
                 request = urllib.request.Request(url, data=data, headers=self._headers, method="POST")
-                with urllib.request.urlopen(request, timeout=self.policy.timeout_s) as response:
-                    raw = response.read()
+                raw = fetch(request, self.policy.timeout_s, self.policy.max_reply_bytes)
                 return json.loads(_utf8(raw))
+            except RefusedReply as exc:  # a redirect or a reply over the limit: the same again on a retry
+                self._count("failures")
+                raise self._error(f"POST {url} failed: {exc}") from None
             except urllib.error.HTTPError as exc:
                 last = f"HTTP {exc.code}: {self._detail(exc)}"
                 if exc.code != 429 and exc.code < 500:
@@ -151,7 +158,7 @@ class JsonClient:
     def _detail(self, exc: urllib.error.HTTPError) -> str:
         """The start of an error body, credentials removed before it is cut (a key cut in half would still show)."""
         try:
-            raw = exc.read(64 * 1024)
+            raw = exc.read()  # fetch read at most 64 KiB of it
         except (OSError, http.client.HTTPException):
             return "(the error body could not be read)"
         return " ".join(self.redact(raw.decode("utf-8", "replace")).split())[:DETAIL_CHARS]

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from connectors.io.http_guard import DEFAULT_MAX_BYTES
 from connectors.models import gguf
 from connectors.models.base import (
     GREEDY,
@@ -84,14 +85,15 @@ class OpenAISettings:
     backoff_s: float = 0.5
     max_backoff_s: float = 30.0
     concurrency: int = 8
+    max_reply_bytes: int = DEFAULT_MAX_BYTES  # a reply over it is its item's error (one with log-probs is kilobytes)
 
     def __post_init__(self) -> None:
         if self.endpoint not in ENDPOINTS:
             raise ValueError(f"endpoint must be one of {ENDPOINTS}, got {self.endpoint!r}")
         if self.label_method not in LABEL_METHODS:
             raise ValueError(f"label_method must be one of {LABEL_METHODS}, got {self.label_method!r}")
-        if self.top_logprobs < 1 or self.concurrency < 1 or self.max_retries < 0:
-            raise ValueError("top_logprobs and concurrency must be positive, max_retries non-negative")
+        if self.top_logprobs < 1 or self.concurrency < 1 or self.max_reply_bytes < 1 or self.max_retries < 0:
+            raise ValueError("top_logprobs, concurrency and max_reply_bytes must be positive, max_retries non-negative")
 
 
 class OpenAIBackend(ModelBackend):
@@ -105,7 +107,8 @@ class OpenAIBackend(ModelBackend):
 
             self.tokenizer = AutoTokenizer.from_pretrained(gguf.transformers_source(self.config.tokenizer)[1])
         self.chat = uses_chat_template(self.tokenizer, self.config.chat_template, str(spec)) if self.tokenizer else False
-        policy = RetryPolicy(self.config.timeout_s, self.config.max_retries, self.config.backoff_s, self.config.max_backoff_s)
+        policy = RetryPolicy(self.config.timeout_s, self.config.max_retries, self.config.backoff_s, self.config.max_backoff_s,
+                             self.config.max_reply_bytes)
         self.client = JsonClient(spec.base_url or "", os.environ.get(self.config.api_key_env), policy, self.counters)
         self.served_model = self._served_model()
 

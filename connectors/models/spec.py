@@ -7,8 +7,11 @@ backend's settings, and a key for an endpoint never appears in either.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from connectors.io.http_guard import redact
 
 # backend -> (the spec's form, what it runs); ``benchaudit ls backends`` prints these
 BACKEND_FORMS = {
@@ -42,24 +45,31 @@ _FORMS = "hf:<hub id or path>, vllm:<hub id or path>, openai:<http(s) base URL>#
 
 
 def parse_model_spec(text: str | ModelSpec) -> ModelSpec:
-    """Parse a spec string (a ``ModelSpec`` passes through)."""
+    """Parse a spec string (a ``ModelSpec`` passes through). A key written into an openai URL's user info
+    (``http://user:KEY@host``) is refused, and no message quotes it."""
     if isinstance(text, ModelSpec):
         return text
     backend, sep, rest = text.strip().partition(":")
     if not sep or backend not in BACKENDS:
-        raise ModelSpecError(f"model spec {text!r}: expected one of {_FORMS}")
+        raise ModelSpecError(f"model spec {shown_spec(text)!r}: expected one of {_FORMS}")
     if not rest:
         raise ModelSpecError(f"model spec {text!r}: no model after {backend!r}:")
     if backend != "openai":
         return ModelSpec(backend, rest)
     url, sep, model = rest.partition("#")
     parts = urlsplit(url)
+    if "@" in url:  # user info (``//user:KEY@host``), with or without a scheme
+        raise ModelSpecError(f"model spec {shown_spec(text)!r}: credentials do not belong in the URL; "
+                             "put the key in the environment variable named by the api_key_env setting")
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ModelSpecError(f"model spec {text!r}: the openai backend needs an http(s) base URL, e.g. "
+        raise ModelSpecError(f"model spec {shown_spec(text)!r}: the openai backend needs an http(s) base URL, e.g. "
                              "openai:http://localhost:8000/v1#my-model")
     if not sep or not model:
         raise ModelSpecError(f"model spec {text!r}: name the served model after '#', e.g. {url}#my-model")
-    if parts.username or parts.password:
-        raise ModelSpecError(f"model spec for {parts.hostname}: credentials do not belong in the URL; "
-                             "put the key in the environment variable named by the api_key_env setting")
     return ModelSpec("openai", model, url.rstrip("/"))
+
+
+def shown_spec(text: str) -> str:
+    """A spec as a message may quote it: whatever stands before an ``@`` back to a slash (a URL's user
+    info, ``//user:KEY@``) redacted."""
+    return redact(text, re.findall(r"([^/@\s]+)@", text))

@@ -18,6 +18,7 @@ from pydantic import Field, field_validator, model_validator
 
 from audit.landscape.choices import DEFAULT_PERTURBATIONS, MPD_EXACT_LIMIT, MPD_PAIRS, PERTURBATION_NAMES
 from audit.stats.choices import DEFAULT_SEED
+from connectors.models.spec import shown_spec
 from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_mcqa
 from jobs.common.config import ConfigError, Flag, check_choices, read_entries, validated
 from jobs.common.models import MODEL_SETTINGS_HELP, ModelConfig, ModelSettings, settings_for
@@ -135,7 +136,7 @@ class LandscapeConfig(BenchmarkInputs):
         if self.models:
             out = read_entries(ModelConfig, self.models, "spec, name, settings, batch_size, actors")
         out += [validated(ModelConfig, {"spec": s, "settings": settings_for(self.model_settings, s), "batch_size": self.batch_size,
-                                        "actors": self.actors}, f"--model {s}") for s in self.model]
+                                        "actors": self.actors}, f"--model {shown_spec(s)}") for s in self.model]
         return out
 
     def classifier(self, models: list[ModelConfig]) -> ModelConfig | None:

@@ -1,16 +1,18 @@
 """``benchaudit submit``: run a job on a Ray cluster through the Ray Jobs API (``JobSubmissionClient``).
 
 What it adds to ``ray job submit``: the job's options are checked here first; the runtime env is
-generated from ``pyproject.toml`` (this checkout as ``working_dir``, never a ``benchaudit`` from the
-package index); the job joins the cluster with ``--address auto`` under a run id chosen here, so
-the run directory is known before the job starts and is reported (and fetched with
-``--fetch-to``); a scheduled run gets a deterministic submission id, which the job manager refuses
-to run twice; and the exit code is the job's own (0, 1 resumable, 2 bad input or config).
+generated from ``pyproject.toml`` (this checkout's allow-list, ``jobs.submit.package``, as
+``working_dir``: never its secrets or local data; never a ``benchaudit`` from the package index);
+the job joins the cluster with ``--address auto`` under a run id chosen here, so the run directory
+is known before the job starts and is reported (and fetched with ``--fetch-to``); a scheduled run
+gets a deterministic submission id, which the job manager refuses to run twice; and the exit code
+is the job's own (0, 1 resumable, 2 bad input or config).
 
 Token authentication (Ray 2.52+; default for new local clusters in 2.59+): every request carries
 ``Authorization: Bearer <token>``, the token read where Ray reads it -- ``$RAY_AUTH_TOKEN``, the
 file ``$RAY_AUTH_TOKEN_PATH``, or ``~/.ray/auth_token`` (``ray get-auth-token`` prints a head's).
-A cluster started with ``RAY_AUTH_MODE=disabled`` needs none.
+A cluster started with ``RAY_AUTH_MODE=disabled`` needs none. The token goes to ``--address`` only: a
+redirect is refused, by our probe and by Ray's client alike, and every message is redacted of it.
 """
 from __future__ import annotations
 
@@ -21,21 +23,24 @@ import os
 import shlex
 import socket
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
 import fsspec
 import yaml
 
 from audit.safe_yaml import load_yaml
+from connectors.io.http_guard import RedirectRefused, ReplyTooLarge, fetch, redact
 from connectors.runs.rundir import is_local, join, new_run_id
 from connectors.runs.store import get_run, store_of
 from jobs.common.config import ConfigError, RunOptions
 from jobs.common.errors import JobError, UnreachableError
 from jobs.submit.config import SubmissionConfig, SubmitOptions, submission_id
+from jobs.submit.package import stage
 from jobs.submit.runtime_env import ROOT, runtime_env
 
 TOKEN_FILE = Path.home() / ".ray" / "auth_token"  # Ray's default token file
@@ -71,14 +76,18 @@ def jobs_address(address: str | None) -> str:
 
 def check_jobs_api(url: str, timeout: float, token: str | None) -> None:
     """The Ray dashboard answers ``GET /api/version`` with its Ray version; anything else at the address is
-    not a Jobs API, named within ``timeout`` (Ray's own client would wait on it without limit)."""
+    not a Jobs API, named within ``timeout`` (Ray's own client would wait on it without limit). A redirect is
+    refused, never followed: it would carry the token to wherever it points."""
     request = urllib.request.Request(f"{url}/api/version", headers={"Authorization": f"Bearer {token}"} if token else {})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read(1 << 16)
+        body = fetch(request, timeout, max_bytes=1 << 16)
+    except RedirectRefused as exc:
+        raise JobError(f"--address {url}: GET /api/version was {exc}; give the dashboard's own address") from None
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):
             return  # a dashboard that wants the token: the client below says which
+        body = b""
+    except ReplyTooLarge:
         body = b""
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
@@ -93,6 +102,34 @@ def check_jobs_api(url: str, timeout: float, token: str | None) -> None:
                        "give the dashboard address, http://HEAD:8265")
 
 
+def _said(text: object, token: str | None) -> str:
+    """One line of what Ray or the cluster said, the token redacted (a proxy's error body may repeat the
+    request's Authorization header); redacted before it is cut, so no part of the token shows."""
+    return " ".join(redact(str(text), [token]).split())
+
+
+class Redirected(RuntimeError):
+    """A redirect Ray's client met and refused (a RuntimeError, as Ray's own HTTP failures are)."""
+
+
+def _client_class():
+    """Ray's ``JobSubmissionClient``, made to refuse redirects: requests follows them by default, and its
+    stripping of the Authorization header depends on where they point. ``token`` is kept for redaction."""
+    from ray.job_submission import JobSubmissionClient
+
+    class Client(JobSubmissionClient):
+        token: str | None = None
+
+        def _do_request(self, method, endpoint, **kwargs):  # noqa: ANN001 -- Ray's signature (2.60)
+            response = super()._do_request(method, endpoint, allow_redirects=False, **kwargs)
+            if response.is_redirect:
+                where = urljoin(response.url, response.headers["Location"])
+                raise Redirected(f"{method} {endpoint} was {RedirectRefused(response.status_code, where)}")
+            return response
+
+    return Client
+
+
 def connect(address: str | None, timeout: float, quiet: bool = True):
     """A ``JobSubmissionClient`` with the token, failing within ``timeout`` on an address nobody answers."""
     url = jobs_address(address)
@@ -105,13 +142,15 @@ def connect(address: str | None, timeout: float, quiet: bool = True):
                                f"({exc.strerror or type(exc).__name__}); check the dashboard address and port (8265)") from None
     token = ray_token()
     check_jobs_api(url, timeout, token)
-    from ray.job_submission import JobSubmissionClient  # after the checks: they need no Ray and fail fast
+    client_class = _client_class()  # after the checks: they need no Ray and fail fast
 
     if quiet:  # Ray's SDK logs every packaging step; set after importing Ray, which sets its own levels
         for name in ("ray", "ray.dashboard.modules.job.sdk", "ray.dashboard.modules.dashboard_sdk"):
             logging.getLogger(name).setLevel(logging.ERROR)
     try:
-        return JobSubmissionClient(url, headers={"Authorization": f"Bearer {token}"} if token else None)
+        client = client_class(url, headers={"Authorization": f"Bearer {token}"} if token else None)
+    except Redirected as exc:
+        raise JobError(f"--address {url}: {exc}; give the dashboard's own address") from None
     except Exception as exc:  # noqa: BLE001 -- Ray raises RuntimeError/ConnectionError with the HTTP text
         text = str(exc)
         missing = ("401", "Missing authentication token", "Authentication required", "couldn't find an authentication token")
@@ -122,26 +161,33 @@ def connect(address: str | None, timeout: float, quiet: bool = True):
             raise JobError(f"--address {url}: the cluster refused the token "
                            f"({'$RAY_AUTH_TOKEN' if os.environ.get('RAY_AUTH_TOKEN') else 'from ' + str(TOKEN_FILE)}); "
                            "use the head's ('ray get-auth-token' there)") from None
-        raise JobError(f"--address {url}: {' '.join(text.split())[:300]}", resumable=True) from None
+        raise JobError(f"--address {url}: {_said(text, token)[:300]}", resumable=True) from None
+    client.token = token
+    return client
 
 
-def _runtime_env(cfg: SubmitOptions) -> dict:
+def _runtime_env(cfg: SubmitOptions, staged: str) -> dict:
+    """The runtime env to send; a ``working_dir`` that is this checkout becomes the allow-listed copy staged
+    under ``staged`` (``jobs.submit.package``): secrets and local data in the checkout never travel."""
     if cfg.runtime_env is None:
-        return runtime_env(cfg.extras, working_dir=str(ROOT))
-    if cfg.extras:
+        env = runtime_env(cfg.extras, working_dir=str(ROOT), root=ROOT)
+    elif cfg.extras:
         raise ConfigError("--extras applies to the generated runtime env; with --runtime-env, list the packages in its pip")
-    try:
-        with open(cfg.runtime_env, encoding="utf-8") as fh:
-            env = load_yaml(fh) or {}
-    except OSError as exc:
-        raise ConfigError(f"--runtime-env {cfg.runtime_env}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"--runtime-env {cfg.runtime_env}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
-    if not isinstance(env, dict):
-        raise ConfigError(f"--runtime-env {cfg.runtime_env}: expected a mapping (working_dir, pip, env_vars ...)")
+    else:
+        try:
+            with open(cfg.runtime_env, encoding="utf-8") as fh:
+                env = load_yaml(fh) or {}
+        except OSError as exc:
+            raise ConfigError(f"--runtime-env {cfg.runtime_env}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--runtime-env {cfg.runtime_env}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+        if not isinstance(env, dict):
+            raise ConfigError(f"--runtime-env {cfg.runtime_env}: expected a mapping (working_dir, pip, env_vars ...)")
     wd = env.get("working_dir")
     if isinstance(wd, str) and "://" not in wd:
         env["working_dir"] = os.path.abspath(wd)
+        if Path(wd).resolve() == ROOT.resolve():
+            env["working_dir"] = str(stage(staged, ROOT))
     return env
 
 
@@ -177,7 +223,7 @@ def wait_until_started(client, sid: str, env: dict, every_s: float = 10.0, poll_
             return status
         if time.monotonic() - last >= every_s:
             last = time.monotonic()
-            message = " ".join((client.get_job_info(sid).message or "").split())
+            message = _said(client.get_job_info(sid).message or "", client.token)
             print(f"submit: still {phase.split(': ', 1)[1].split(' (')[0]} ({last - started:.0f} s so far; the cluster says: "
                   f"{message or 'pending'})", file=sys.stderr, flush=True)
         time.sleep(poll_s)
@@ -196,24 +242,25 @@ def submit(cfg: SubmitOptions, opts: RunOptions) -> str:
     """Submit the job; with --follow, stream its log and return once it ends (its failure is raised)."""
     _check_out(opts.out)
     job = "-".join(cfg.JOB_PATH)
-    env = _runtime_env(cfg)
-    draft = cfg.job_argv(opts, "RUN_ID")
-    sid = submission_id(cfg.submission_id, job, draft) if cfg.submission_id else None
-    run_id = opts.run_id or sid or new_run_id()
-    argv = cfg.job_argv(opts, run_id)
-    run_dir = join(opts.out, job, run_id)
-    client = connect(cfg.address, opts.connect_timeout, quiet=opts.log_level != "debug")
-    entrypoint = "python -m jobs.cli " + shlex.join(argv)
-    try:
-        sid = client.submit_job(entrypoint=entrypoint, submission_id=sid, runtime_env=env,
-                                entrypoint_num_cpus=cfg.entrypoint_num_cpus,
-                                metadata={"benchaudit_job": job, "benchaudit_run": run_dir})
-    except RuntimeError as exc:
-        if sid and "already exists" in str(exc):
-            state = client.get_job_status(sid)
-            raise JobError(f"submission {sid} already exists on the cluster ({state}): this run was submitted before, "
-                           "nothing was submitted again") from None
-        raise JobError(f"submitting {job}: {' '.join(str(exc).split())[:500]}", resumable=True) from None
+    with tempfile.TemporaryDirectory(prefix="benchaudit-working-dir-") as staged:
+        env = _runtime_env(cfg, staged)
+        draft = cfg.job_argv(opts, "RUN_ID")
+        sid = submission_id(cfg.submission_id, job, draft) if cfg.submission_id else None
+        run_id = opts.run_id or sid or new_run_id()
+        argv = cfg.job_argv(opts, run_id)
+        run_dir = join(opts.out, job, run_id)
+        client = connect(cfg.address, opts.connect_timeout, quiet=opts.log_level != "debug")
+        entrypoint = "python -m jobs.cli " + shlex.join(argv)
+        try:
+            sid = client.submit_job(entrypoint=entrypoint, submission_id=sid, runtime_env=env,
+                                    entrypoint_num_cpus=cfg.entrypoint_num_cpus,
+                                    metadata={"benchaudit_job": job, "benchaudit_run": run_dir})
+        except RuntimeError as exc:
+            if sid and "already exists" in str(exc):
+                state = client.get_job_status(sid)
+                raise JobError(f"submission {sid} already exists on the cluster ({state}): this run was submitted before, "
+                               "nothing was submitted again") from None
+            raise JobError(f"submitting {job}: {_said(exc, client.token)[:500]}", resumable=True) from None
     print(f"submitted: {sid}\nrun: {run_dir}", flush=True)
     if not cfg.follow:
         return f"follow: benchaudit submit status --address {jobs_address(cfg.address)} --submission-id {sid}"
@@ -226,7 +273,7 @@ def submit(cfg: SubmitOptions, opts: RunOptions) -> str:
     info = client.get_job_info(sid)
     if str(info.status) != "SUCCEEDED":
         code = info.driver_exit_code
-        raise JobError(f"job {sid} {info.status} (exit {code}): {' '.join((info.message or '').split())[-300:]}; log: "
+        raise JobError(f"job {sid} {info.status} (exit {code}): {_said(info.message or '', client.token)[-300:]}; log: "
                        f"ray job logs --address {jobs_address(cfg.address)} {sid}",
                        resumable=code == 1 and unfinished(opts.out, job, run_id), run_id=run_id)
     lines = [f"succeeded: {sid}"]
@@ -260,7 +307,7 @@ def _submission(cfg: SubmissionConfig, opts: RunOptions):
     try:
         return client, client.get_job_info(cfg.submission_id)
     except RuntimeError as exc:
-        raise JobError(f"--submission-id {cfg.submission_id}: {' '.join(str(exc).split())[:300]}") from None
+        raise JobError(f"--submission-id {cfg.submission_id}: {_said(exc, client.token)[:300]}") from None
 
 
 def _run_line(info, opts: RunOptions) -> str:

@@ -23,7 +23,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-# What the job does not need on the cluster; the upload stays small (Ray refuses a working_dir over 500 MiB).
+# What plain ``ray job submit`` leaves out of a working dir of "." (Ray refuses one over 500 MiB); ``benchaudit submit``
+# and the zip send an allow-list instead (``jobs.submit.package``), so a checkout's secrets never travel.
 EXCLUDES = [".git", ".venv", "runs", "bench", "tests", "**/__pycache__", "*.egg-info", "*.whl", ".pytest_cache", ".ruff_cache", "dist"]
 HEADER = """\
 # Generated from pyproject.toml by `python -m jobs.submit.runtime_env --extras {extras}`; do not edit by hand
