@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
@@ -184,15 +183,15 @@ class CallResult:
             raise ValueError(f"call error must be 'failed' or 'timeout', got {self.error!r}")
 
 
-_TIMEOUT = re.compile(r"time[d\s_-]*out", re.IGNORECASE)
+TIMEOUT_CODE = "timeout"  # the reason code a backend gives a call that ran out of time
 
 
-def call_result(text: str | None, error: str | None = None) -> CallResult:
-    """A backend's reply as a ``CallResult``: an error message that says it timed out is ``timeout``,
-    any other error ``failed`` (backends report errors as text, e.g. ``Generation.error``)."""
+def call_result(text: str | None, error: str | None = None, error_code: str | None = None) -> CallResult:
+    """A backend's reply as a ``CallResult``: an error whose reason code (set by the backend where the call
+    failed, e.g. ``Generation.error_code``) is ``timeout`` is ``timeout``, any other error ``failed``."""
     if error is None:
         return CallResult(text=text)
-    return CallResult(error="timeout" if _TIMEOUT.search(error) else "failed")
+    return CallResult(error="timeout" if error_code == TIMEOUT_CODE else "failed")
 
 
 def blocked(results: Sequence[CallResult]) -> str | None:

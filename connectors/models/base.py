@@ -41,15 +41,25 @@ class PromptLike(Protocol):
 
 
 class BackendError(RuntimeError):
-    """A backend that cannot run at all (bad weights path, unsupported operation, ...)."""
+    """A backend that cannot run at all (bad weights path, unsupported operation, ...).
+
+    Errors as data: ``reason`` is the failure's code and ``transient`` whether a rerun may pass, set here
+    where the failure is known, so a job decides what to do from them and never from the message text."""
+
+    reason = "backend"
+    transient = False
 
 
 class LabelTokenError(BackendError):
     """The tokenizer does not encode an option label as one token: one forward cannot score it."""
 
+    reason = "label_not_one_token"
+
 
 class CapabilityError(BackendError):
     """The backend or endpoint kind cannot perform the requested operation."""
+
+    reason = "capability"
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,8 @@ class ChoiceScores:
     logprobs: tuple[float, ...] | None
     label_mass: float | None
     error: str | None = None
+    error_code: str | None = None  # the reason code of ``error``, set where the item failed
+    transient: bool = False  # whether ``error`` may pass on a rerun (a request that gave up after its retries)
     cached: bool = field(default=False, compare=False)  # answered by the response cache: no forward pass made
 
 
@@ -103,6 +115,8 @@ class Generation:
     completion_tokens: int = 0
     finish_reason: str | None = None
     error: str | None = None
+    error_code: str | None = None  # the reason code of ``error``, set where the item failed
+    transient: bool = False  # whether ``error`` may pass on a rerun (a request that gave up after its retries)
     cached: bool = field(default=False, compare=False)  # answered by the response cache: no call made
 
 

@@ -241,7 +241,7 @@ class CachedBackend(ModelBackend):
         if scores.error is not None:
             return scores
         problem = _choice_entry_problem({"logprobs": scores.logprobs, "label_mass": scores.label_mass}, strings)
-        return scores if problem is None else ChoiceScores(None, None, f"{self.spec}: {problem}")
+        return scores if problem is None else ChoiceScores(None, None, f"{self.spec}: {problem}", error_code="bad_logprobs")
 
     def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
         return self.generate_each(prompts, [params] * len(prompts))

@@ -112,11 +112,13 @@ class VLLMBackend(ModelBackend):
             position = result.outputs[0].logprobs[0]
             missing = [i for i in item_ids if i not in position]
             if missing:
-                out.append(ChoiceScores(None, None, f"vLLM returned no log-prob for label token id(s) {missing}"))
+                out.append(ChoiceScores(None, None, f"vLLM returned no log-prob for label token id(s) {missing}",
+                                       error_code="label_logprob_missing"))
                 continue
             values = [float(position[i].logprob) for i in item_ids]
             if any(math.isnan(v) for v in values):
-                out.append(ChoiceScores(None, None, "NaN log-probs from the model at the final position"))
+                out.append(ChoiceScores(None, None, "NaN log-probs from the model at the final position",
+                                       error_code="nan_logprobs"))
                 continue
             out.append(ChoiceScores(tuple(values), float(sum(math.exp(v) for v in values))))
         return out

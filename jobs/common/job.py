@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from fsspec.core import url_to_fs
@@ -237,6 +238,18 @@ class JobRun:
             m["timings"].update(scan_rows_per_s=round(scan.progress.rate(), 1), progress=scan.progress.samples)
         m.update(extra)
         return m
+
+    def finish(self, manifest: dict, **checks: Callable[[], dict]) -> str:
+        """Run the skip checks (each one's facts go in the manifest under its name), then commit: manifest.json
+        is written once. A check that refuses the run leaves the manifest, with the checks that passed, in the
+        partial folder (``--resume`` and people read it there) before its error goes on."""
+        for name, check in checks.items():
+            try:
+                manifest[name] = check()
+            except JobError:
+                self.write_json("manifest.json", manifest)
+                raise
+        return self.commit(manifest)
 
     def commit(self, manifest: dict) -> str:
         """Write the manifest (with the ``data`` tables the run wrote), move the run into place, and

@@ -31,6 +31,7 @@ from audit.coreset.validate import require_positive_count
 from audit.stats.draws import block_candidates, draw_in_blocks, equal_keys, hash_keys, key_partitions
 from connectors.coreset.designs import DESIGN_TABLE, GROUP_COLUMN, MANIFEST_FILE
 from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, TargetShard, plan_targets, read_target_shard
+from connectors.io.read_report import InputError
 from jobs.common.config import ConfigError, RunOptions
 from jobs.common.errors import user_code_error
 from jobs.common.job import JobRun
@@ -62,7 +63,8 @@ def _read_shards(batch: pa.Table, *, columns: TargetColumns, seed: int) -> pa.Ta
         try:
             tables.append(_prepared(read_target_shard(shard, columns), seed))
         except Exception as exc:  # noqa: BLE001 — reported with the shard's file, row groups and column
-            message = str(exc) if str(exc).startswith(shard.file.url) else f"{shard.file.url}: {type(exc).__name__}: {exc}"
+            # an InputError names its file already (connectors.io.read_report); anything else gets the shard's
+            message = str(exc) if isinstance(exc, InputError) else f"{shard.file.url}: {type(exc).__name__}: {exc}"
             raise TargetError(f"{message} (shard {shard.shard_id}, row groups {list(shard.row_groups) or 'all'})") from exc
     return pa.concat_tables(tables)
 

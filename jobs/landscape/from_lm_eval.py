@@ -54,8 +54,10 @@ def _read(run: LmEvalRun) -> tuple[LmEvalSamples | None, str | None]:
         return None, run.problem
     try:
         samples = read_lm_eval_samples(run.samples_path, run.task)
-    except (LmEvalError, OSError) as exc:
-        return None, str(exc) if run.samples_path in str(exc) else f"{run.samples_path}: {exc}"
+    except LmEvalError as exc:  # names its file (connectors.landscape.lm_eval_records)
+        return None, str(exc)
+    except OSError as exc:  # the file it names, else the samples file
+        return None, f"{exc.filename or run.samples_path}: {exc.strerror or exc}"
     if samples.table.num_rows == 0:
         first = samples.rejected[0]
         return samples, (f"{run.samples_path}: no readable record: all {samples.records} rejected (first, line "

@@ -145,9 +145,10 @@ def test_worker_outcomes_by_category():
 
 def test_backend_errors_become_categories():
     assert call_result("B") == CallResult(text="B")
-    assert call_result(None, "openai:http://x#m: request timed out after 60 s") == CallResult(error="timeout")
-    assert call_result(None, "ReadTimeout") == CallResult(error="timeout")
-    assert call_result(None, "openai:http://x#m: HTTP 500 after 3 retries") == CallResult(error="failed")
+    assert call_result(None, "openai:http://x#m: request timed out after 60 s", "timeout") == CallResult(error="timeout")
+    assert call_result(None, "openai:http://x#m: HTTP 500 after 3 retries", "http_500") == CallResult(error="failed")
+    # the category is the backend's reason code, never the message's wording
+    assert call_result(None, "the model timed out its own patience", "nan_logprobs") == CallResult(error="failed")
 
 
 def test_router_prompts_differ_only_in_the_instruction():
