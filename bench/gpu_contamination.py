@@ -31,7 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from audit.contamination.plan import Decoding, ModelRoles, PlanConfig
+from audit.contamination.plan import ModelRoles, PlanConfig
+from audit.mcqa.prompt import Decoding
 from audit.contamination.prompts import PromptSet
 from audit.mcqa.items import mcqa_items
 from bench.common import random_llama

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from audit.mcqa.prompt import Prompt
-from connectors.models.base import GREEDY, GenerationParams, ModelBackend
+from connectors.models.base import GREEDY, Decoding, ModelBackend
 
 PROMPT_SCHEMA = pa.schema([
     ("id", pa.string()), ("system", pa.string()), ("user", pa.string()), ("answer_prefix", pa.string()),
@@ -79,7 +79,7 @@ def score_prompt_batch(backend: ModelBackend, batch: pa.Table | pa.RecordBatch) 
 ROW_PARAMS = ("max_new_tokens", "temperature", "top_p", "seed")
 
 
-def row_params(batch: pa.Table | pa.RecordBatch, params: GenerationParams) -> list[GenerationParams] | None:
+def row_params(batch: pa.Table | pa.RecordBatch, params: Decoding) -> list[Decoding] | None:
     """Per-row settings when the batch has columns named after ``ROW_PARAMS`` (a null keeps ``params``' value), else None."""
     present = [name for name in ROW_PARAMS if name in batch.schema.names]
     if not present:
@@ -89,7 +89,7 @@ def row_params(batch: pa.Table | pa.RecordBatch, params: GenerationParams) -> li
 
 
 def generate_prompt_batch(backend: ModelBackend, batch: pa.Table | pa.RecordBatch,
-                          params: GenerationParams = GREEDY) -> pa.Table:
+                          params: Decoding = GREEDY) -> pa.Table:
     """The batch with one generation per row; columns ``max_new_tokens``, ``temperature``, ``top_p`` or
     ``seed`` set that row's decoding (the contamination audit's seeded router slots share one batch)."""
     per_row = row_params(batch, params)
@@ -151,7 +151,7 @@ class TextGenerator:
         from connectors.models.registry import open_backend
 
         self.backend = open_backend(spec, settings, cache_root)
-        self.params = GenerationParams(**{**(params or {}), "stop": tuple((params or {}).get("stop", ()))})
+        self.params = Decoding(**{**(params or {}), "stop": tuple((params or {}).get("stop", ()))})
 
     def __call__(self, batch: pa.Table | pa.RecordBatch) -> pa.Table:
         return generate_prompt_batch(self.backend, batch, self.params)

@@ -46,7 +46,7 @@ from connectors.models.base import (
     GREEDY,
     ChoiceScores,
     Generation,
-    GenerationParams,
+    Decoding,
     ModelBackend,
     PromptLike,
     check_params,
@@ -243,10 +243,10 @@ class CachedBackend(ModelBackend):
         problem = _choice_entry_problem({"logprobs": scores.logprobs, "label_mass": scores.label_mass}, strings)
         return scores if problem is None else ChoiceScores(None, None, f"{self.spec}: {problem}", error_code="bad_logprobs")
 
-    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+    def generate(self, prompts: Sequence[PromptLike], params: Decoding = GREEDY) -> list[Generation]:
         return self.generate_each(prompts, [params] * len(prompts))
 
-    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
         check_params(prompts, params)
         keys = [self.key("generate", p, q.as_dict()) if q.deterministic else None for p, q in zip(prompts, params)]
         found = self.cache.get_many([k for k in keys if k is not None], lambda _, value: _generation_entry_problem(value))

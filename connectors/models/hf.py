@@ -28,7 +28,7 @@ from connectors.models.base import (
     BackendError,
     ChoiceScores,
     Generation,
-    GenerationParams,
+    Decoding,
     ModelBackend,
     PromptLike,
     check_labels,
@@ -253,13 +253,13 @@ class HFBackend(ModelBackend):
                 out[i] = ChoiceScores(tuple(lp.tolist()), float(lp.exp().sum()))
         return out  # type: ignore[return-value]
 
-    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+    def generate(self, prompts: Sequence[PromptLike], params: Decoding = GREEDY) -> list[Generation]:
         return self.generate_each(prompts, [params] * len(prompts))
 
-    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
         """Rows whose settings differ only in their seed share batches (each row samples with its own seed)."""
         check_params(prompts, params)
-        groups: dict[GenerationParams, list[int]] = {}
+        groups: dict[Decoding, list[int]] = {}
         for i, p in enumerate(params):
             groups.setdefault(replace(p, seed=None), []).append(i)
         out: list[Generation | None] = [None] * len(prompts)
@@ -269,7 +269,7 @@ class HFBackend(ModelBackend):
                 out[i] = g
         return out  # type: ignore[return-value]
 
-    def _generate(self, prompts: Sequence[PromptLike], params: GenerationParams, seeds: Sequence[int | None]) -> list[Generation]:
+    def _generate(self, prompts: Sequence[PromptLike], params: Decoding, seeds: Sequence[int | None]) -> list[Generation]:
         torch = self._torch
         encoded = [self._encode(self.render(p)) for p in prompts]
         out: list[Generation | None] = [None] * len(prompts)

@@ -42,7 +42,7 @@ from connectors.models.base import (
     CapabilityError,
     ChoiceScores,
     Generation,
-    GenerationParams,
+    Decoding,
     ModelBackend,
     PromptLike,
     check_labels,
@@ -215,15 +215,15 @@ class OpenAIBackend(ModelBackend):
             values.append(lp["token_logprobs"][at])
         return values
 
-    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+    def generate(self, prompts: Sequence[PromptLike], params: Decoding = GREEDY) -> list[Generation]:
         return self.generate_each(prompts, [params] * len(prompts))
 
-    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
         """One request per prompt with its own settings, at most ``concurrency`` in flight."""
         check_params(prompts, params)
         return map_bounded(lambda pair: self._generate_one(*pair), list(zip(prompts, params)), self.config.concurrency)
 
-    def _generate_one(self, prompt: PromptLike, params: GenerationParams) -> Generation:
+    def _generate_one(self, prompt: PromptLike, params: Decoding) -> Generation:
         body = {**self._base_body(), "max_tokens": params.max_new_tokens, "temperature": params.temperature,
                 "top_p": params.top_p}
         if params.seed is not None:

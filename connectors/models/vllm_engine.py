@@ -27,7 +27,7 @@ from connectors.models.base import (
     BackendError,
     ChoiceScores,
     Generation,
-    GenerationParams,
+    Decoding,
     ModelBackend,
     PromptLike,
     check_labels,
@@ -123,10 +123,10 @@ class VLLMBackend(ModelBackend):
             out.append(ChoiceScores(tuple(values), float(sum(math.exp(v) for v in values))))
         return out
 
-    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+    def generate(self, prompts: Sequence[PromptLike], params: Decoding = GREEDY) -> list[Generation]:
         return self.generate_each(prompts, [params] * len(prompts))
 
-    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
         """One engine call for the whole batch, each request with its own sampling settings (vLLM seeds per request)."""
         check_params(prompts, params)
         sampling = [self._vllm.SamplingParams(max_tokens=p.max_new_tokens, temperature=p.temperature, top_p=p.top_p,

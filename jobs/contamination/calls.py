@@ -32,9 +32,10 @@ PROMPT_TEXT = ("system", "user", "answer_prefix")  # left out of calls.parquet: 
 
 
 def call_rows(calls: Sequence[Call]) -> pa.Table:
-    """One prompt row per call (the prompt is the user turn; no system prompt, no answer prefix)."""
+    """One prompt row per call: its ``Prompt``'s turns and its ``Decoding``."""
     return pa.Table.from_pylist([{
-        "id": c.key, "system": None, "user": c.prompt, "answer_prefix": "", "max_new_tokens": c.decoding.max_new_tokens,
+        "id": c.key, "system": c.prompt.system, "user": c.prompt.user, "answer_prefix": c.prompt.answer_prefix,
+        "max_new_tokens": c.decoding.max_new_tokens,
         "temperature": c.decoding.temperature, "top_p": c.decoding.top_p, "seed": c.decoding.seed, "role": c.role,
         "model": c.model, "question_id": c.question_id, "condition": c.condition, "slot": ".".join(map(str, c.slot)),
     } for c in calls], schema=CALL_SCHEMA)

@@ -1,6 +1,6 @@
 """``benchaudit contamination``: routers, a worker, and models that beat their own clean baseline.
 
-Wiring only. The driver reads the benchmark and draws the sample (``audit.contamination.sample``),
+Wiring only. The driver reads the benchmark and draws the sample (``audit.mcqa.sample``, the draw every MCQA audit shares),
 plans every call (``audit.contamination.plan``), then runs two steps through ``model_stage`` (Ray
 Data actor pools, every call through the response cache under ``--cache``): all router calls, one
 stage per router model; then, from their outputs, the worker calls, one stage per worker model
@@ -27,7 +27,7 @@ from audit.contamination.analysis import ContaminationSummary, analyse
 from audit.contamination.answers import STATUSES
 from audit.contamination.plan import Call, CallPlan, ModelRoles, PlanConfig, plan_calls
 from audit.contamination.prompts import PromptSet
-from audit.contamination.sample import Sample, draw_sample
+from audit.mcqa.sample import Sample, draw_sample
 from audit.mcqa.items import McqaItem
 from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.contamination.outcomes import read_outcomes
@@ -245,8 +245,8 @@ def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
 
 def _plan_manifest(cfg: ContaminationConfig) -> dict:
     config = cfg.plan_config()
-    return {"m": config.m, "design": config.design, "seed": config.seed, "clean_router": asdict(config.clean_router),
-            "noisy_router": asdict(config.noisy_router), "worker": asdict(config.worker)}
+    return {"m": config.m, "design": config.design, "seed": config.seed, "clean_router": config.clean_router.as_dict(),
+            "noisy_router": config.noisy_router.as_dict(), "worker": config.worker.as_dict()}
 
 
 def reanalyse(cfg: ContaminationConfig, opts: RunOptions) -> str:
