@@ -58,17 +58,18 @@ class ModelSteps:
         return cls(job.job, SkipBudget(opts.max_skipped, planned), cache_root, on_error or opts.on_error,
                    opts.lost_node_timeout, quiet=opts.log_level in ("warning", "error"))
 
-    def answer(self, rows: Any, stage: ModelStage, operation: Operation, *, what: str, named: str | None = None, key: str | None = None,
-               expected: int,
-               reasons: Callable[[pa.Table], list], empty: pa.Table, then: Callable | None = None,
-               then_kwargs: dict | None = None, calls: Callable[[pa.Table], str] | None = None) -> pa.Table:
+    def answer(self, rows: Any, stage: ModelStage, operation: Operation, *, what: str, expected: int,
+               reasons: Callable[[pa.Table], list], empty: pa.Table, named: str | None = None, key: str | None = None,
+               then: Callable | None = None, then_kwargs: dict | None = None, no_answer_fails: bool = False,
+               calls: Callable[[pa.Table], str] | None = None) -> pa.Table:
         """``rows`` (a Ray Dataset of prompt rows) answered by ``stage``'s model, then mapped by ``then`` (a CPU
         stage over each answered batch), every batch counted as it comes back (``reasons`` judges each row,
-        ``empty`` gives the columns when there is none; ``calls`` says what the calls cost, for an error).
+        ``empty`` gives the columns when there is none). ``no_answer_fails``: a model with no usable answer is a
+        failed model (``calls`` says what its calls cost, for the error), not answers for the skip limits to count.
         ``what`` names the stage in progress lines, ``named`` in errors and ``key`` in the manifest (default: ``what``).
-        Raises ``ModelFailure`` naming the model
-        when it could not run, when the budget is spent, or when it answered none of its rows; ``NodeLost``
-        (the cluster's failure, not the model's) passes through."""
+        Raises ``ModelFailure`` naming the model when it could not run, when the budget is spent, or
+        (``no_answer_fails``) when it answered none of its rows; ``NodeLost`` (the cluster's failure, not the
+        model's) passes through."""
         answers = stage_answers(self.job, what, expected, self.budget, reasons, self.quiet)
         self.stages[key or what] = answers
         named = named or what
@@ -85,7 +86,7 @@ class ModelSteps:
             reason, transient = failure_reason(exc)
             raise ModelFailure(f"{named}: {user_code_error(exc) or one_line(exc)}", reason=reason, transient=transient,
                                skips=answers.skips) from exc
-        if table.num_rows and answers.skips.total == table.num_rows:
+        if no_answer_fails and table.num_rows and answers.skips.total == table.num_rows:
             cost = f" ({calls(table)})" if calls is not None else ""
             raise ModelFailure(f"{named} answered none of its {table.num_rows} prompts{cost}; top reasons: "
                                f"{answers.skips.top()}", reason="no_answer", transient=answers.skips.resumable(0),

@@ -18,7 +18,7 @@ report (which says why) to the partial folder; a run within it shows them on the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import pandas as pd
 import pyarrow as pa
@@ -90,13 +90,12 @@ def ray_generate(cfg: ContaminationConfig, steps: ModelSteps, items: Mapping[str
         tables = [empty_answers()]
         for model in dict.fromkeys(c.model for c in calls):
             mine = [c for c in calls if c.model == model]
-            rows = call_rows(mine)
-            blocks = [rows.slice(i, cfg.batch_size) for i in range(0, rows.num_rows, cfg.batch_size)]
-            stage = cfg.model_stage(model)
+            rows, stage = call_rows(mine), cfg.model_stage(model)
+            blocks = [rows.slice(i, stage.batch_size) for i in range(0, rows.num_rows, stage.batch_size)]
             what = f"{mine[0].role} calls of {model}"
-            got = steps.answer(ray.data.from_arrow(blocks), stage, "generate", what=what, named=f"{JOB}: {what}",
-                               key=f"{mine[0].role} {model}",
-                               expected=len(mine), reasons=lambda b: unusable(b, items), empty=empty_answers())
+            got = steps.answer(ray.data.from_arrow(blocks), stage, "generate", what=what, expected=len(mine),
+                               reasons=lambda b: unusable(b, items), empty=empty_answers(), named=f"{JOB}: {what}",
+                               key=f"{mine[0].role} {model}")
             position = {c.key: i for i, c in enumerate(mine)}  # batches come back in any order: put them in call order
             keys = got.column("id").to_pylist()
             tables.append(got.take(sorted(range(got.num_rows), key=lambda i: position[keys[i]])))

@@ -104,7 +104,7 @@ def score_model(job: JobRun, steps: ModelSteps, prompts, n_prompts: int, model: 
     try:
         table = steps.answer(prompts, model.stage(), "choice", what=what, named=f"{what} ({model.spec})", expected=n_prompts,
                              reasons=unusable_answers, empty=SCORE_TABLE.empty_table(), then=landscape_batch,
-                             then_kwargs={"model": model.name}, calls=_calls)
+                             then_kwargs={"model": model.name}, no_answer_fails=True, calls=_calls)
     except ModelFailure as exc:
         exc.info = _model_info(model, folder, steps.stages[what], None)
         raise
@@ -172,7 +172,7 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
         from jobs.landscape.classify import CLASSIFIER_SCHEMA, classify_candidates
 
         with job.timer("classifier"):
-            verdicts, calls = classify_candidates(flags, classifier, structure, cache_root, job.opts.lost_node_timeout)
+            verdicts, calls = classify_candidates(flags, classifier, structure, ModelSteps.of(job, len(flags), cache_root))
         job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
         flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
                             on=["benchmark", "source_id"], how="left")

@@ -11,6 +11,7 @@ import pytest
 
 from audit.landscape.statistics import STATISTICS, Group, statistic, unregister
 from jobs.cli import main
+from jobs.common.job import JobRun
 from tests.builders import A, write_lm_eval_runs
 
 
@@ -25,9 +26,17 @@ def median_ptop1():
     assert "median_ptop1" not in STATISTICS
 
 
-def test_a_registered_statistic_appears_in_summary_report_and_headline(median_ptop1, tmp_path, capsys):
+def test_a_registered_statistic_appears_in_summary_report_and_headline(median_ptop1, tmp_path, capsys, monkeypatch):
     runs = write_lm_eval_runs(tmp_path / "lm-eval")
+    written, write_json = [], JobRun.write_json
+
+    def counted(job: JobRun, name: str, data: object) -> None:
+        written.append(name)
+        write_json(job, name, data)
+
+    monkeypatch.setattr(JobRun, "write_json", counted)
     assert main(["landscape", "--from-lm-eval", str(runs), "--out", str(tmp_path / "runs")]) == 0
+    assert written.count("manifest.json") == 1  # the run's manifest is written once, when it is committed
     run_dir = Path(capsys.readouterr().out.split("manifest: ")[1].strip()).parent
     summary = json.loads((run_dir / "summary.json").read_text())
 
