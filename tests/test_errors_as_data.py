@@ -4,8 +4,9 @@ an exception's text. A failure carries its reason code and transient flag from w
 ``error_code``/``error_transient`` columns, ``connectors.runs.rundir.RunDirError.reason``).
 
 The grep looks, in every module of audit/, connectors/ and jobs/, at the names bound by ``except ... as NAME``
-(or a parameter annotated as an exception) and flags: ``... in str(NAME)``, ``str(NAME).startswith(...)`` and the like, a regex applied to ``str(NAME)``,
-and a variable holding ``str(NAME)`` that is then tested the same ways. ``THIRD_PARTY`` lists the few places
+(or a parameter annotated as an exception) and flags: ``... in str(NAME)``, ``str(NAME).startswith(...)``
+and the like, a regex applied to ``str(NAME)``, and a variable holding ``str(NAME)`` that is then tested
+the same ways. ``THIRD_PARTY`` lists the few places
 where a library outside the project gives its failure as text only; each entry must still be found (a stale
 entry fails too), so the list cannot grow silently.
 """

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from audit.mcqa.items import REASONS, McqaItem, from_row
+from audit.stats.choices import DEFAULT_SEED
 from audit.stats.draws import hash_keys, sample_positions, stream_ids
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def sample_items(items: Sequence[McqaItem], n: int | None, seed: int, strict: bo
     return out
 
 
-def draw_sample(batches: Iterable[pa.RecordBatch | pa.Table], n: int, seed: int) -> Sample:
+def draw_sample(batches: Iterable[pa.RecordBatch | pa.Table], n: int, seed: int = DEFAULT_SEED) -> Sample:
     """Draw ``n`` askable items of each benchmark from batches in the shared item schema (strict: see the
     module docstring). Raises when an id repeats or when a benchmark has fewer than ``n`` askable items."""
     if n < 1:

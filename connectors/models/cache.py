@@ -45,8 +45,8 @@ import pyarrow.parquet as pq
 from connectors.models.base import (
     GREEDY,
     ChoiceScores,
-    Generation,
     Decoding,
+    Generation,
     ModelBackend,
     PromptLike,
     check_params,

@@ -175,18 +175,18 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
         entries = declared_models(self.models, [], self.model_settings, self.batch_size, self.actors)
         return {**{m.spec: m for m in entries}, **{m.name: m for m in entries}}
 
-    def model_config(self, ref: str) -> ModelConfig:
+    def declared_model(self, ref: str) -> ModelConfig:
         """A --worker-model or --router-model: its --models entry (by name or spec), else the model given by spec
         with --model-settings, --batch-size and --actors (``jobs.common.models.declared_models``, as landscape)."""
         found = self._declared().get(ref)
         return found or declared_models(None, [ref], self.model_settings, self.batch_size, self.actors, "--worker-model")[0]
 
     def model_stage(self, ref: str) -> ModelStage:
-        return self.model_config(ref).stage()
+        return self.declared_model(ref).stage()
 
     def settings_for(self, ref: str) -> dict[str, Any]:
         """A model's backend settings (``jobs.common.models.check_model_settings`` says how flags give them)."""
-        return dict(self.model_config(ref).settings)
+        return dict(self.declared_model(ref).settings)
 
     def alpha(self) -> float:
         """The tests' alpha, 1 - ``--level``, without the float residue (0.05, not 0.050000000000000044)."""

@@ -27,8 +27,8 @@ from audit.contamination.analysis import ContaminationSummary, analyse
 from audit.contamination.answers import STATUSES
 from audit.contamination.plan import Call, CallPlan, ModelRoles, PlanConfig, plan_calls
 from audit.contamination.prompts import PromptSet
-from audit.mcqa.sample import Sample, draw_sample
 from audit.mcqa.items import McqaItem
+from audit.mcqa.sample import Sample, draw_sample
 from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.contamination.outcomes import read_outcomes
 from connectors.io.read_report import ReadReport
