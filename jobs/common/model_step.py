@@ -77,6 +77,10 @@ class ModelSteps:
             out = model_stage(rows, stage, operation, self.cache_root)
             if then is not None:
                 out = out.map_batches(then, fn_kwargs=then_kwargs or {}, batch_format="pyarrow")
+            # Errors as data across Ray: by default Ray Data re-raises a batch's failure as a UserCodeException
+            # whose cause is lost in pickling; the original (an EndpointError with its reason and transient flag)
+            # comes back only when raised as it is (measured on Ray 2.60: RayTaskError(EndpointError), the data kept).
+            out.context.raise_original_map_exception = True
             table = collect(out, answers, empty, actor_needs(stage), self.lost_node_timeout)
         except NodeLost:
             raise  # the run stops, resumably, whatever --on-error says
