@@ -1,6 +1,7 @@
 """Model answers counted on the driver as they come back: progress, unusable answers by reason, the limit.
 
-Every model job (landscape, contamination) consumes its model stages through ``collect``. Why on
+Every model job (landscape, contamination) consumes its model stages through ``collect``, called by
+the model step they share (``jobs.common.model_step``). Why on
 the driver: a stage runs in a Ray Data actor pool, and its output rows are the one thing that comes
 back from it (an actor's counters die with it). The rows were coming to the driver anyway (scores
 and short generations are small), so ``iter_batches`` there counts each batch the moment it

@@ -9,9 +9,9 @@ otherwise; ``openai`` actors hold an HTTP client with bounded concurrency and no
 
 Every call goes through the response cache under the run store, so a rerun, an added
 perturbation or an added model repeats no forward pass; the rows say which answers came from it
-(``cached``), and ``model_counts`` turns that into the manifest's call accounting. The jobs consume
-a stage through ``jobs.common.answers.collect``, which counts its answers on the driver as they come
-back (progress, unusable answers by reason, the ``--max-skipped`` budget).
+(``cached``), and ``model_counts`` turns that into the manifest's call accounting. The jobs run a
+stage through the model step (``jobs.common.model_step``), which counts its answers on the driver as
+they come back (progress, unusable answers by reason, the ``--max-skipped`` budget).
 """
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Wiring only. On the driver: read and check the benchmarks (``jobs.landscape.inputs``), sample
 them. On Ray: the items become perturbed prompt rows in a CPU stage (``stages.prompt_batch``),
-each model scores them on an actor pool (``jobs.common.models.model_stage``, the response cache
-under ``<out>/_cache/models`` in front), a CPU stage turns the label log-probs into landscape
+each model scores them through the model step every model audit shares (``jobs.common.model_step``: an
+actor pool, the response cache under ``<out>/_cache/models`` in front), a CPU stage turns the label log-probs into landscape
 rows (``stages.landscape_batch``), written per model to ``data/scores/model=<name>/`` (the run-data
 convention of ``connectors.runs.tables``: ``pd.read_parquet("<run>/data/scores")`` loads every model). Back on the driver:
 those small tables become the summary (``jobs.landscape.summary``), the optional classifier
@@ -15,7 +15,8 @@ A model that cannot run (weights not found, labels that are not single tokens, a
 endpoint), answers no item (an unreachable endpoint) or fails so many items that the run can no
 longer meet ``--max-skipped`` (stopped as soon as that is so: ``jobs.common.answers``) fails the
 run naming the model and the top reasons, or under ``--on-error skip`` is left out and listed
-(within ``--max-skipped-inputs``). Answers that failed on their own item count against
+(within ``--max-skipped-inputs``; ``ModelSteps.leave_out``: whether --resume can help comes from the
+failure's transient flag, set where it failed). Answers that failed on their own item count against
 ``--max-skipped`` by reason (manifest, report, terminal); items the benchmark itself makes
 unscorable are findings, listed per item, and never fail the run.
 """
