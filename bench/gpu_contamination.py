@@ -31,9 +31,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from audit.contamination.plan import Decoding, ModelRoles, PlanConfig
+from audit.contamination.plan import ModelRoles, PlanConfig
 from audit.contamination.prompts import PromptSet
 from audit.mcqa.items import mcqa_items
+from audit.mcqa.prompt import Decoding
 from bench.common import random_llama
 from connectors.models.batches import generate_prompt_batch
 from jobs.common.manifest import StageTimer

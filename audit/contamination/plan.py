@@ -18,30 +18,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 from audit.contamination.answers import Outcome, score_answer, unscored
 from audit.contamination.choices import DEFAULT_M
 from audit.contamination.prompts import PromptSet, aggregate_reports
 from audit.mcqa.items import McqaItem, format_problem
+from audit.mcqa.prompt import Decoding, Prompt
 
 CLEAN = "forward_full"
 NOISY = "noisy_rewrite"
 CONDITIONS = (CLEAN, NOISY)
 Design = Literal["nested", "independent"]
-
-
-@dataclass(frozen=True)
-class Decoding:
-    """Generation settings that change a response (and so belong in its key). ``seed`` None: greedy/unseeded."""
-
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_new_tokens: int = 512
-    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -74,9 +64,10 @@ class PlanConfig:
             raise ValueError(f"design must be 'nested' or 'independent', got {self.design!r}")
 
 
-def call_key(model: str, prompt: str, decoding: Decoding) -> str:
+def call_key(model: str, prompt: Prompt, decoding: Decoding) -> str:
     """SHA-256 of (model, prompt, decoding): equal keys are the same request."""
-    payload = json.dumps({"model": model, "prompt": prompt, "decoding": asdict(decoding)}, sort_keys=True, ensure_ascii=False)
+    payload = json.dumps({"model": model, "prompt": asdict(prompt), "decoding": decoding.as_dict()}, sort_keys=True,
+                         ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -91,7 +82,7 @@ class Call:
     question_id: str
     condition: str
     slot: tuple[int, ...]
-    prompt: str
+    prompt: Prompt
     decoding: Decoding
 
 
@@ -121,14 +112,15 @@ class CallPlan:
                 "noisy_router_calls": noisy, "worker_calls": len(self.worker_tasks)}
 
 
-def router_prompt(item: McqaItem, condition: str, prompts: PromptSet) -> str:
-    """The text a router of ``condition`` receives for ``item``."""
-    return prompts.router(condition).render(problem=format_problem(item))
+def router_prompt(item: McqaItem, condition: str, prompts: PromptSet) -> Prompt:
+    """What a router of ``condition`` is asked about ``item`` (one user turn)."""
+    return Prompt(user=prompts.router(condition).render(problem=format_problem(item)))
 
 
-def worker_prompt(item: McqaItem, router_texts: Sequence[str], prompts: PromptSet) -> str:
-    """The text the worker receives: the aggregated router outputs and the valid letters, never the item itself."""
-    return prompts.worker.render(input=aggregate_reports(prompts.aggregate, list(router_texts)), letters=item.labels_phrase())
+def worker_prompt(item: McqaItem, router_texts: Sequence[str], prompts: PromptSet) -> Prompt:
+    """What the worker is asked: the aggregated router outputs and the valid letters, never the item itself."""
+    return Prompt(user=prompts.worker.render(input=aggregate_reports(prompts.aggregate, list(router_texts)),
+                                             letters=item.labels_phrase()))
 
 
 def router_seed(run_seed: int, question_id: str, slot: tuple[int, ...]) -> int:
@@ -157,7 +149,7 @@ def plan_calls(items: Sequence[McqaItem], models: Sequence[ModelRoles], prompts:
         prompt = router_prompt(item, condition, prompts)
         decoding = config.clean_router
         if condition == NOISY:
-            decoding = Decoding(**{**asdict(config.noisy_router), "seed": router_seed(config.seed, item.id, slot)})
+            decoding = replace(config.noisy_router, seed=router_seed(config.seed, item.id, slot))
         key = call_key(model, prompt, decoding)
         calls.setdefault(key, Call(key, "router", model, item.id, condition, slot, prompt, decoding))
         return key
@@ -184,15 +176,15 @@ class CallResult:
             raise ValueError(f"call error must be 'failed' or 'timeout', got {self.error!r}")
 
 
-_TIMEOUT = re.compile(r"time[d\s_-]*out", re.IGNORECASE)
+TIMEOUT_CODE = "timeout"  # the reason code a backend gives a call that ran out of time
 
 
-def call_result(text: str | None, error: str | None = None) -> CallResult:
-    """A backend's reply as a ``CallResult``: an error message that says it timed out is ``timeout``,
-    any other error ``failed`` (backends report errors as text, e.g. ``Generation.error``)."""
+def call_result(text: str | None, error: str | None = None, error_code: str | None = None) -> CallResult:
+    """A backend's reply as a ``CallResult``: an error whose reason code (set by the backend where the call
+    failed, e.g. ``Generation.error_code``) is ``timeout`` is ``timeout``, any other error ``failed``."""
     if error is None:
         return CallResult(text=text)
-    return CallResult(error="timeout" if _TIMEOUT.search(error) else "failed")
+    return CallResult(error="timeout" if error_code == TIMEOUT_CODE else "failed")
 
 
 def blocked(results: Sequence[CallResult]) -> str | None:

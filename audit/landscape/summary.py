@@ -12,7 +12,7 @@ import pandas as pd
 
 from audit.landscape.choices import MPD_EXACT_LIMIT, MPD_PAIRS
 from audit.landscape.metrics import landscape_points
-from audit.landscape.mpd import mpd
+from audit.landscape.statistics import Group, compute_all
 from audit.stats.choices import DEFAULT_SEED
 
 GROUP = ["benchmark", "perturbation", "model"]
@@ -62,25 +62,15 @@ def circular_correct(results: pd.DataFrame) -> pd.DataFrame:
 
 def summarize(results: pd.DataFrame, exact_limit: int = MPD_EXACT_LIMIT, pairs: int = MPD_PAIRS,
               seed: int = DEFAULT_SEED) -> pd.DataFrame:
-    """One row per benchmark x perturbation x model; ``relative_change`` is against ``none``."""
+    """One row per benchmark x perturbation x model: its counts, then every registered statistic
+    (``audit.landscape.statistics``); ``relative_change`` is the accuracy's against ``none``."""
     circ = circular_correct(results)
     rows = []
     for key, group in results.groupby(GROUP, sort=True):
-        scored = group[group["error"].isna()]
-        if key[1] == "circular":
-            c = circ[(circ["benchmark"] == key[0]) & (circ["model"] == key[2]) & circ["complete"]]
-            acc = float(c["all_correct"].mean()) if len(c) else float("nan")
-        else:
-            acc = float(scored["correct"].mean()) if len(scored) else float("nan")
-        est = mpd(scored[["ptop1", "hnorm"]].to_numpy(), exact_limit=exact_limit, pairs=pairs, seed=seed) if len(scored) >= 2 else None
-        rows.append({
-            **dict(zip(GROUP, key)), "n_items": group["source_id"].nunique(), "n_rows": len(group),
-            "n_errors": int(group["error"].notna().sum()), "accuracy": acc,
-            "mean_ptop1": float(scored["ptop1"].mean()) if len(scored) else float("nan"),
-            "mean_hnorm": float(scored["hnorm"].mean()) if len(scored) else float("nan"),
-            "mpd": est.value if est else float("nan"), "mpd_ci_low": est.ci_low if est else float("nan"),
-            "mpd_ci_high": est.ci_high if est else float("nan"), "mpd_exact": bool(est.exact) if est else True,
-        })
+        g = Group(*key, rows=group, scored=group[group["error"].isna()], circular=circ, exact_limit=exact_limit,
+                  pairs=pairs, seed=seed)
+        rows.append({**dict(zip(GROUP, key)), "n_items": group["source_id"].nunique(), "n_rows": len(group),
+                     "n_errors": int(group["error"].notna().sum()), **compute_all(g)})
     table = pd.DataFrame(rows)
     if table.empty:
         return table

@@ -5,7 +5,7 @@ MMLU-Redux (aryopg/mmlu-redux, CC BY 4.0) ships one CSV per subject, 48 comma- a
 semicolon-delimited, one not UTF-8 (``moral_scenarios``: cp1252), with ``choices`` as a Python
 list literal, ``answer`` a 0-based index and ``error_type`` spelt several ways (``ok``/``OK``,
 ``Wrong Groundtruth``/``wrong_groundtruth``). ``expert_bad`` is ``error_type != ok`` after
-normalisation (lower case, spaces to ``_``). The HELM file has the same questions, the gold
+normalization (lower case, spaces to ``_``). The HELM file has the same questions, the gold
 index, the normalised ``error_type`` and one letter column per model.
 """
 from __future__ import annotations

@@ -139,16 +139,16 @@ def _records(path: str, name: str):
     return iter_records(path, raw)
 
 
-def read_lm_eval_samples(path: str, task: str | None = None, normalisation: str = "raw", model: str | None = None,
+def read_lm_eval_samples(path: str, task: str | None = None, normalization: str = "raw", model: str | None = None,
                          group: str | None = None) -> LmEvalSamples:
     """Read one samples file (any layout); bad records are returned with their line (row) and reason.
 
     A file whose requests are not multiple choice (``generate_until``, ``loglikelihood_rolling``,
     ``loglikelihood``) is an ``LmEvalError`` naming the task and file, not a set of rejections.
-    ``normalisation`` (``raw`` or ``length``) applies to continuation log-likelihoods, never to letters.
+    ``normalization`` (``raw`` or ``length``) applies to continuation log-likelihoods, never to letters.
     """
-    if normalisation not in NORMALISATIONS:
-        raise ValueError(f"normalisation {normalisation!r} is not one of {NORMALISATIONS}")
+    if normalization not in NORMALISATIONS:
+        raise ValueError(f"normalization {normalization!r} is not one of {NORMALISATIONS}")
     name = PurePosixPath(path).name
     match = SAMPLES_FILE.search(name) or DETAILS_FILE.search(name)
     write_out = WRITE_OUT_FILE.match(name)
@@ -180,7 +180,7 @@ def read_lm_eval_samples(path: str, task: str | None = None, normalisation: str 
         try:
             doc_id = doc_id_of(record)
             lines_of[(doc_id, str(record.get("filter", "none")))].append(line)
-            row = record_row(record, task, normalisation, model, group)
+            row = record_row(record, task, normalization, model, group)
         except RecordError as exc:
             doc = record.get("doc_id")
             named = isinstance(doc, int) and not isinstance(doc, bool) and doc.bit_length() < 64

@@ -327,11 +327,11 @@ def is_letter_task(continuations: list[str]) -> bool:
     return [c.strip() for c in continuations] == list(LETTERS[: len(continuations)])
 
 
-def probabilities(lls: list[float], continuations: list[str], normalisation: str) -> tuple[list[float], str, float]:
+def probabilities(lls: list[float], continuations: list[str], normalization: str) -> tuple[list[float], str, float]:
     """(option log-probabilities, probability kind, label mass) of one record's conditional log-likelihoods."""
     if is_letter_task(continuations):
         return lls, LETTER_PROBABILITY, math.fsum(math.exp(x) for x in lls)
-    if normalisation == "length":
+    if normalization == "length":
         lls = [x / _scored_length(c) for x, c in zip(lls, continuations)]
     return lls, CONTINUATION_PROBABILITY, float("nan")
 
@@ -359,7 +359,7 @@ def _item(record: dict, task: str, contexts: list[str] | None, continuations: li
     return question, options, gold, rule
 
 
-def record_row(record: dict, task: str, normalisation: str = "raw", model: str | None = None,
+def record_row(record: dict, task: str, normalization: str = "raw", model: str | None = None,
                group: str | None = None) -> dict[str, Any]:
     """One record as a landscape row (``SAMPLE_SCHEMA`` fields), or a RecordError with the reason."""
     doc_id = doc_id_of(record)
@@ -382,7 +382,7 @@ def record_row(record: dict, task: str, normalisation: str = "raw", model: str |
     if lm_eval_acc is not None and not np.isnan(lls).any() and float(int(np.argmax(lls)) == gold) != lm_eval_acc:
         raise RecordError(f"the gold option {LETTERS[gold]} read here disagrees with lm-eval's own acc "
                           f"{lm_eval_acc:g} for this record")
-    option_logprobs, kind, mass = probabilities(lls, continuations, normalisation)
+    option_logprobs, kind, mass = probabilities(lls, continuations, normalization)
     filt = str(record.get("filter", "none"))
     item_id = f"{task}:{doc_id}" if filt == "none" else f"{task}:{doc_id}@{filt}"
     return {"id": item_id, "source_id": item_id, "benchmark": task, "perturbation": "none", "variant": 0, "doc_id": doc_id,

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from audit.mcqa.prompt import GREEDY, Decoding
 from connectors.models.spec import ModelSpec
 
 
@@ -41,15 +42,25 @@ class PromptLike(Protocol):
 
 
 class BackendError(RuntimeError):
-    """A backend that cannot run at all (bad weights path, unsupported operation, ...)."""
+    """A backend that cannot run at all (bad weights path, unsupported operation, ...).
+
+    Errors as data: ``reason`` is the failure's code and ``transient`` whether a rerun may pass, set here
+    where the failure is known, so a job decides what to do from them and never from the message text."""
+
+    reason = "backend"
+    transient = False
 
 
 class LabelTokenError(BackendError):
     """The tokenizer does not encode an option label as one token: one forward cannot score it."""
 
+    reason = "label_not_one_token"
+
 
 class CapabilityError(BackendError):
     """The backend or endpoint kind cannot perform the requested operation."""
+
+    reason = "capability"
 
 
 @dataclass(frozen=True)
@@ -59,39 +70,9 @@ class ChoiceScores:
     logprobs: tuple[float, ...] | None
     label_mass: float | None
     error: str | None = None
+    error_code: str | None = None  # the reason code of ``error``, set where the item failed
+    transient: bool = False  # whether ``error`` may pass on a rerun (a request that gave up after its retries)
     cached: bool = field(default=False, compare=False)  # answered by the response cache: no forward pass made
-
-
-@dataclass(frozen=True)
-class GenerationParams:
-    """Decoding settings of ``generate``; all of them are part of the cache key.
-
-    ``seed`` fixes the sample of each prompt on its own: the hf and vllm backends seed every row
-    separately, so a seeded row's text depends on its prompt and seed, not on the batch it shares.
-    """
-
-    max_new_tokens: int = 256
-    temperature: float = 0.0
-    top_p: float = 1.0
-    stop: tuple[str, ...] = ()
-    seed: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {self.max_new_tokens}")
-        if self.temperature < 0 or not 0 < self.top_p <= 1:
-            raise ValueError(f"temperature must be >= 0 and top_p in (0, 1]; got {self.temperature}, {self.top_p}")
-
-    @property
-    def deterministic(self) -> bool:
-        """Greedy, or sampled with a fixed seed: only then may a cached answer stand in for a call."""
-        return self.temperature == 0 or self.seed is not None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "stop": list(self.stop)}
-
-
-GREEDY = GenerationParams()
 
 
 @dataclass(frozen=True)
@@ -103,6 +84,8 @@ class Generation:
     completion_tokens: int = 0
     finish_reason: str | None = None
     error: str | None = None
+    error_code: str | None = None  # the reason code of ``error``, set where the item failed
+    transient: bool = False  # whether ``error`` may pass on a rerun (a request that gave up after its retries)
     cached: bool = field(default=False, compare=False)  # answered by the response cache: no call made
 
 
@@ -132,10 +115,10 @@ class ModelBackend(abc.ABC):
         """Label log-probs at the final position, one forward per item; ``labels[i]`` for ``prompts[i]``."""
 
     @abc.abstractmethod
-    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+    def generate(self, prompts: Sequence[PromptLike], params: Decoding = GREEDY) -> list[Generation]:
         """Continuations of the rendered prompts."""
 
-    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
         """Continuations with settings of their own, ``params[i]`` for ``prompts[i]`` (e.g. a sampling seed per row).
 
         Why: one batch may mix decodings (the contamination audit's greedy relay and its seeded noisy
@@ -143,7 +126,7 @@ class ModelBackend(abc.ABC):
         settings to ``generate``, order kept; backends that can batch mixed settings override it.
         """
         check_params(prompts, params)
-        groups: dict[GenerationParams, list[int]] = {}
+        groups: dict[Decoding, list[int]] = {}
         for i, p in enumerate(params):
             groups.setdefault(p, []).append(i)
         out: list[Generation | None] = [None] * len(prompts)
@@ -182,7 +165,7 @@ def label_strings(labels: Sequence[str], answer_prefix: str) -> list[str]:
     return [space + label for label in labels]
 
 
-def check_params(prompts: Sequence[Any], params: Sequence[GenerationParams]) -> None:
+def check_params(prompts: Sequence[Any], params: Sequence[Decoding]) -> None:
     """``generate_each`` takes one settings object per prompt."""
     if len(params) != len(prompts):
         raise ValueError(f"{len(prompts)} prompts but {len(params)} generation settings")

@@ -5,7 +5,9 @@ them for the landscape; extra columns pass through untouched). ``score_prompt_ba
 answer per row: ``option_logprobs`` (list<double>, label order), ``label_mass``, ``pred_index``
 and ``pred_label`` (the top label; null on error), ``error`` and ``cached`` (``ChoiceScorer``
 adds ``backend_report``, the call accounting). ``generate_prompt_batch``
-appends ``text``, token counts, ``finish_reason`` and ``error`` for the generation audits.
+appends ``text``, token counts, ``finish_reason`` and ``error`` for the generation audits. A failed
+answer also carries ``error_code`` (its reason code) and ``error_transient`` (whether a rerun may pass),
+set by the backend where it failed: a job decides from them, never from the message.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from audit.mcqa.prompt import Prompt
-from connectors.models.base import GREEDY, GenerationParams, ModelBackend
+from connectors.models.base import GREEDY, Decoding, ModelBackend
 
 PROMPT_SCHEMA = pa.schema([
     ("id", pa.string()), ("system", pa.string()), ("user", pa.string()), ("answer_prefix", pa.string()),
@@ -26,12 +28,14 @@ PROMPT_SCHEMA = pa.schema([
 ])
 CHOICE_COLUMNS = pa.schema([
     ("option_logprobs", pa.list_(pa.float64())), ("label_mass", pa.float64()), ("pred_index", pa.int32()),
-    ("pred_label", pa.string()), ("error", pa.string()), ("cached", pa.bool_()),
+    ("pred_label", pa.string()), ("error", pa.string()), ("error_code", pa.string()), ("error_transient", pa.bool_()),
+    ("cached", pa.bool_()),
 ])
 REPORT_COLUMN = "backend_report"
 GENERATION_COLUMNS = pa.schema([
     ("text", pa.string()), ("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64()),
-    ("finish_reason", pa.string()), ("error", pa.string()), ("cached", pa.bool_()),
+    ("finish_reason", pa.string()), ("error", pa.string()), ("error_code", pa.string()), ("error_transient", pa.bool_()),
+    ("cached", pa.bool_()),
 ])
 
 
@@ -66,6 +70,8 @@ def score_prompt_batch(backend: ModelBackend, batch: pa.Table | pa.RecordBatch) 
         cols["pred_index"].append(top)
         cols["pred_label"].append(None if top is None else item_labels[top])
         cols["error"].append(s.error)
+        cols["error_code"].append(s.error_code)
+        cols["error_transient"].append(None if s.error is None else s.transient)
         cols["cached"].append(s.cached)
     return _append(batch, cols, CHOICE_COLUMNS)
 
@@ -73,7 +79,7 @@ def score_prompt_batch(backend: ModelBackend, batch: pa.Table | pa.RecordBatch) 
 ROW_PARAMS = ("max_new_tokens", "temperature", "top_p", "seed")
 
 
-def row_params(batch: pa.Table | pa.RecordBatch, params: GenerationParams) -> list[GenerationParams] | None:
+def row_params(batch: pa.Table | pa.RecordBatch, params: Decoding) -> list[Decoding] | None:
     """Per-row settings when the batch has columns named after ``ROW_PARAMS`` (a null keeps ``params``' value), else None."""
     present = [name for name in ROW_PARAMS if name in batch.schema.names]
     if not present:
@@ -83,12 +89,13 @@ def row_params(batch: pa.Table | pa.RecordBatch, params: GenerationParams) -> li
 
 
 def generate_prompt_batch(backend: ModelBackend, batch: pa.Table | pa.RecordBatch,
-                          params: GenerationParams = GREEDY) -> pa.Table:
+                          params: Decoding = GREEDY) -> pa.Table:
     """The batch with one generation per row; columns ``max_new_tokens``, ``temperature``, ``top_p`` or
     ``seed`` set that row's decoding (the contamination audit's seeded router slots share one batch)."""
     per_row = row_params(batch, params)
     out = backend.generate(_prompts(batch), params) if per_row is None else backend.generate_each(_prompts(batch), per_row)
-    cols = {f.name: [getattr(g, f.name) for g in out] for f in GENERATION_COLUMNS}
+    cols = {f.name: [getattr(g, f.name) for g in out] for f in GENERATION_COLUMNS if f.name != "error_transient"}
+    cols["error_transient"] = [None if g.error is None else g.transient for g in out]
     return _append(batch, cols, GENERATION_COLUMNS)
 
 
@@ -144,7 +151,7 @@ class TextGenerator:
         from connectors.models.registry import open_backend
 
         self.backend = open_backend(spec, settings, cache_root)
-        self.params = GenerationParams(**{**(params or {}), "stop": tuple((params or {}).get("stop", ()))})
+        self.params = Decoding(**{**(params or {}), "stop": tuple((params or {}).get("stop", ()))})
 
     def __call__(self, batch: pa.Table | pa.RecordBatch) -> pa.Table:
         return generate_prompt_batch(self.backend, batch, self.params)

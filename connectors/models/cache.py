@@ -44,8 +44,8 @@ import pyarrow.parquet as pq
 from connectors.models.base import (
     GREEDY,
     ChoiceScores,
+    Decoding,
     Generation,
-    GenerationParams,
     ModelBackend,
     PromptLike,
     check_params,
@@ -238,12 +238,12 @@ class CachedBackend(ModelBackend):
         if scores.error is not None:
             return scores
         problem = _choice_entry_problem({"logprobs": scores.logprobs, "label_mass": scores.label_mass}, strings)
-        return scores if problem is None else ChoiceScores(None, None, f"{self.spec}: {problem}")
+        return scores if problem is None else ChoiceScores(None, None, f"{self.spec}: {problem}", error_code="bad_logprobs")
 
-    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+    def generate(self, prompts: Sequence[PromptLike], params: Decoding = GREEDY) -> list[Generation]:
         return self.generate_each(prompts, [params] * len(prompts))
 
-    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
         check_params(prompts, params)
         keys = [self.key("generate", p, q.as_dict()) if q.deterministic else None for p, q in zip(prompts, params)]
         found = self.cache.get_many([k for k in keys if k is not None], lambda _, value: _generation_entry_problem(value))

@@ -27,8 +27,8 @@ from connectors.models.base import (
     GREEDY,
     BackendError,
     ChoiceScores,
+    Decoding,
     Generation,
-    GenerationParams,
     ModelBackend,
     PromptLike,
     check_labels,
@@ -214,11 +214,12 @@ class HFBackend(ModelBackend):
             mask[row, width - len(s):] = 1
         return ids.to(self.model.device), mask.to(self.model.device)
 
-    def _too_long(self, n_tokens: int) -> str | None:
+    def _too_long(self, n_tokens: int) -> tuple[str, str] | None:
+        """(reason code, message) when the prompt cannot be run, else None."""
         if n_tokens == 0:
-            return "empty prompt"
+            return "empty_prompt", "empty prompt"
         if self.max_length and n_tokens > self.max_length:
-            return f"prompt is {n_tokens} tokens; {self.spec} takes at most {self.max_length}"
+            return "prompt_too_long", f"prompt is {n_tokens} tokens; {self.spec} takes at most {self.max_length}"
         return None
 
     def choice_logprobs(self, prompts: Sequence[PromptLike], labels: Sequence[Sequence[str]]) -> list[ChoiceScores]:
@@ -231,7 +232,7 @@ class HFBackend(ModelBackend):
         for i, seq in enumerate(encoded):
             problem = self._too_long(len(seq))
             if problem:
-                out[i] = ChoiceScores(None, None, problem)
+                out[i] = ChoiceScores(None, None, problem[1], error_code=problem[0])
             else:
                 todo.append(i)
         for batch in self._batches([len(encoded[i]) for i in todo]):
@@ -247,18 +248,18 @@ class HFBackend(ModelBackend):
             for row, i in enumerate(rows):
                 lp = logp[row, label_ids[i]].double()
                 if torch.isnan(logp[row]).any():
-                    out[i] = ChoiceScores(None, None, "NaN log-probs from the model at the final position")
+                    out[i] = ChoiceScores(None, None, "NaN log-probs from the model at the final position", error_code="nan_logprobs")
                     continue
                 out[i] = ChoiceScores(tuple(lp.tolist()), float(lp.exp().sum()))
         return out  # type: ignore[return-value]
 
-    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+    def generate(self, prompts: Sequence[PromptLike], params: Decoding = GREEDY) -> list[Generation]:
         return self.generate_each(prompts, [params] * len(prompts))
 
-    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
         """Rows whose settings differ only in their seed share batches (each row samples with its own seed)."""
         check_params(prompts, params)
-        groups: dict[GenerationParams, list[int]] = {}
+        groups: dict[Decoding, list[int]] = {}
         for i, p in enumerate(params):
             groups.setdefault(replace(p, seed=None), []).append(i)
         out: list[Generation | None] = [None] * len(prompts)
@@ -268,7 +269,7 @@ class HFBackend(ModelBackend):
                 out[i] = g
         return out  # type: ignore[return-value]
 
-    def _generate(self, prompts: Sequence[PromptLike], params: GenerationParams, seeds: Sequence[int | None]) -> list[Generation]:
+    def _generate(self, prompts: Sequence[PromptLike], params: Decoding, seeds: Sequence[int | None]) -> list[Generation]:
         torch = self._torch
         encoded = [self._encode(self.render(p)) for p in prompts]
         out: list[Generation | None] = [None] * len(prompts)
@@ -276,7 +277,7 @@ class HFBackend(ModelBackend):
         for i, seq in enumerate(encoded):
             problem = self._too_long(len(seq) + params.max_new_tokens)
             if problem:
-                out[i] = Generation(None, len(seq), 0, None, problem)
+                out[i] = Generation(None, len(seq), 0, None, problem[1], error_code=problem[0])
             else:
                 todo.append(i)
         eos = self.tokenizer.eos_token_id

@@ -44,7 +44,19 @@ DETAIL_CHARS = 300  # of an error body, in a message
 
 
 class EndpointError(RuntimeError):
-    """A request that failed for good (after its retries, or with a non-retryable status)."""
+    """A request that failed for good (after its retries, or with a non-retryable status).
+
+    ``reason``: its code (``http_<status>``, ``timeout``, ``connection``, ``cut_short``, ``broken_response``,
+    ``not_json``, ``not_utf8``); ``transient``: whether a rerun may pass -- set here, where it is known: a
+    request that gave up after retrying a failure the client retries (429, 5xx, lost or refused connections,
+    timeouts, broken responses), never one refused at once (other 4xx, a body that is not UTF-8)."""
+
+    def __init__(self, message: str, reason: str = "endpoint", transient: bool = False) -> None:
+        super().__init__(message)
+        self.reason, self.transient = reason, transient
+
+    def __reduce__(self):  # keeps reason and transient across pickling (a Ray task's error)
+        return type(self), (str(self), self.reason, self.transient)
 
 
 class EndpointDown(EndpointError):
@@ -89,8 +101,8 @@ class JsonClient:
         """``text`` with every credential this client sends replaced by ``[redacted]``."""
         return redact(text, self._secrets)
 
-    def _error(self, message: str) -> EndpointError:
-        return EndpointError(self.redact(message))
+    def _error(self, message: str, reason: str, transient: bool) -> EndpointError:
+        return EndpointError(self.redact(message), reason, transient)
 
     def _count(self, name: str) -> None:
         with self._lock:
@@ -103,16 +115,19 @@ class JsonClient:
             request = urllib.request.Request(url, headers=self._headers, method="GET")
             return json.loads(fetch(request, timeout_s, self.policy.max_reply_bytes).decode("utf-8"))
         except urllib.error.HTTPError as exc:
-            raise self._error(f"GET {url} failed: HTTP {exc.code}") from exc
+            raise self._error(f"GET {url} failed: HTTP {exc.code}", f"http_{exc.code}", _retryable(exc.code)) from exc
         except RefusedReply as exc:
-            raise self._error(f"GET {url} failed: {exc}") from exc
-        except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException, ValueError) as exc:
-            raise self._error(f"GET {url} failed: {type(exc).__name__}: {getattr(exc, 'reason', exc)}") from exc
+            raise self._error(f"GET {url} failed: {exc}", "refused_reply", False) from exc
+        except ValueError as exc:
+            raise self._error(f"GET {url} failed: {type(exc).__name__}: {exc}", "not_json", False) from exc
+        except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise self._error(f"GET {url} failed: {type(exc).__name__}: {reason}", _failure_code(reason), True) from exc
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         url = f"{self.base_url}{path}"
         data = json.dumps(body).encode("utf-8")
-        last = ""
+        last, code = "", "endpoint"
         for attempt in range(self.policy.max_retries + 1):
             if attempt:
                 self._count("retries")
@@ -126,10 +141,10 @@ class JsonClient:
                 self._count("failures")
                 raise self._error(f"POST {url} failed: {exc}") from None
             except urllib.error.HTTPError as exc:
-                last = f"HTTP {exc.code}: {self._detail(exc)}"
-                if exc.code != 429 and exc.code < 500:
+                last, code = f"HTTP {exc.code}: {self._detail(exc)}", f"http_{exc.code}"
+                if not _retryable(exc.code):
                     self._count("failures")
-                    raise self._error(f"POST {url} failed: {last}") from exc
+                    raise self._error(f"POST {url} failed: {last}", code, False) from exc
                 retry_after = exc.headers.get("Retry-After")
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = getattr(exc, "reason", exc)
@@ -141,19 +156,21 @@ class JsonClient:
                         "server not started, or one that crashed); a refused connection is not retried")) from exc
                 last = f"timed out after {self.policy.timeout_s:g} s" if isinstance(reason, TimeoutError) \
                     else f"{type(reason).__name__}: {reason}"
+                code = _failure_code(reason)
             except http.client.IncompleteRead as exc:
                 last = f"the response was cut short ({len(exc.partial)} bytes read, {exc.expected} more expected)"
+                code = "cut_short"
             except http.client.HTTPException as exc:
-                last = f"broken response ({type(exc).__name__}: {exc})"
+                last, code = f"broken response ({type(exc).__name__}: {exc})", "broken_response"
             except _NotUtf8 as exc:
                 self._count("failures")
-                raise self._error(f"POST {url} failed: {exc}") from None
+                raise self._error(f"POST {url} failed: {exc}", "not_utf8", False) from None
             except json.JSONDecodeError as exc:
-                last = f"response is not JSON ({exc})"
+                last, code = f"response is not JSON ({exc})", "not_json"
             if attempt < self.policy.max_retries:
                 self._sleep(self.policy.delay(attempt, retry_after))
         self._count("failures")
-        raise self._error(f"POST {url} failed after {self.policy.max_retries} retries: {last}")
+        raise self._error(f"POST {url} failed after {self.policy.max_retries} retries: {last}", code, True)
 
     def _detail(self, exc: urllib.error.HTTPError) -> str:
         """The start of an error body, credentials removed before it is cut (a key cut in half would still show)."""
@@ -162,6 +179,16 @@ class JsonClient:
         except (OSError, http.client.HTTPException):
             return "(the error body could not be read)"
         return " ".join(self.redact(raw.decode("utf-8", "replace")).split())[:DETAIL_CHARS]
+
+
+def _retryable(status: int) -> bool:
+    """Statuses worth retrying (and so transient once the retries are spent): 429 and 5xx."""
+    return status == 429 or status >= 500
+
+
+def _failure_code(reason: object) -> str:
+    """The code of a failure to get any response: ``timeout`` or ``connection``."""
+    return "timeout" if isinstance(reason, TimeoutError) else "connection"
 
 
 class _NotUtf8(ValueError):

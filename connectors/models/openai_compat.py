@@ -42,8 +42,8 @@ from connectors.models.base import (
     GREEDY,
     CapabilityError,
     ChoiceScores,
+    Decoding,
     Generation,
-    GenerationParams,
     ModelBackend,
     PromptLike,
     check_labels,
@@ -166,20 +166,26 @@ class OpenAIBackend(ModelBackend):
         return map_bounded(lambda w: self._guarded(score, *w), work, self.config.concurrency)
 
     def _guarded(self, score: Any, text: str, strings: list[str]) -> ChoiceScores:
-        """One item's answer, or its error: the endpoint's failure, a malformed response, or log-probs that
-        are no label log-probs (``choice_problem``). Every text is redacted (an endpoint may echo the key)."""
+        """One item's answer, or its error with its reason code and whether it is transient: the endpoint's
+        failure, a malformed response, or log-probs that are no label log-probs (``choice_problem``). Every
+        text is redacted (an endpoint may echo the key)."""
         try:
             values = score(text, strings)
-            problem = values if isinstance(values, str) else choice_problem(values, strings)
+            if isinstance(values, _Problem):
+                return self._failed_scores(values)
+            problem = choice_problem(values, strings)
+            if problem is not None:
+                return self._failed_scores(_Problem("bad_logprobs", problem))
         except EndpointError as exc:
-            problem = str(exc)
+            return self._failed_scores(_Problem(exc.reason, str(exc), exc.transient))
         except MALFORMED as exc:
-            problem = f"unexpected completions response ({type(exc).__name__}: {exc})"
-        if problem is not None:
-            return ChoiceScores(None, None, self._item_error(problem))
+            return self._failed_scores(_Problem("malformed_response", f"unexpected completions response ({type(exc).__name__}: {exc})"))
         return ChoiceScores(tuple(float(v) for v in values), float(sum(math.exp(v) for v in values)))
 
-    def _score_top(self, text: str, strings: list[str]) -> list[Any] | str:
+    def _failed_scores(self, problem: _Problem) -> ChoiceScores:
+        return ChoiceScores(None, None, self._item_error(problem.message), error_code=problem.code, transient=problem.transient)
+
+    def _score_top(self, text: str, strings: list[str]) -> list[Any] | _Problem:
         body = {**self._base_body(), "prompt": text, "max_tokens": 1, "logprobs": self.config.top_logprobs}
         response = self.client.post("/completions", body)
         top = response["choices"][0]["logprobs"]["top_logprobs"][0]
@@ -187,17 +193,19 @@ class OpenAIBackend(ModelBackend):
             raise TypeError(f"top_logprobs[0] is a {type(top).__name__}, not an object")
         missing = [s for s in strings if s not in top]
         if missing:
-            return (f"label(s) {missing} not among the top-{self.config.top_logprobs} log-probs the endpoint returned; "
-                    "use label_method='echo' for exact values")
+            return _Problem("label_not_in_top_logprobs",
+                            f"label(s) {missing} not among the top-{self.config.top_logprobs} log-probs the endpoint "
+                            "returned; use label_method='echo' for exact values")
         return [top[s] for s in strings]
 
-    def _score_echo(self, text: str, strings: list[str]) -> list[Any] | str:
+    def _score_echo(self, text: str, strings: list[str]) -> list[Any] | _Problem:
         body = {**self._base_body(), "max_tokens": 1, "logprobs": 1, "echo": True}
         if self.config.prompt_lists:
             response = self.client.post("/completions", {**body, "prompt": [text + s for s in strings]})
             choices = sorted(response["choices"], key=lambda c: c["index"])
             if len(choices) != len(strings):
-                return f"the endpoint answered {len(choices)} choices for the {len(strings)} prompts sent (one per label)"
+                return _Problem("wrong_choice_count",
+                                f"the endpoint answered {len(choices)} choices for the {len(strings)} prompts sent (one per label)")
         else:
             choices = [self.client.post("/completions", {**body, "prompt": text + s})["choices"][0] for s in strings]
         values = []
@@ -205,19 +213,20 @@ class OpenAIBackend(ModelBackend):
             lp = choice["logprobs"]
             at = _label_position(text, label, choice)
             if lp["tokens"][at] != label:
-                return f"the endpoint tokenised label {label!r} as {lp['tokens'][at]!r:.40} (merged with the text before it)"
+                return _Problem("label_merged",
+                                f"the endpoint tokenised label {label!r} as {lp['tokens'][at]!r:.40} (merged with the text before it)")
             values.append(lp["token_logprobs"][at])
         return values
 
-    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+    def generate(self, prompts: Sequence[PromptLike], params: Decoding = GREEDY) -> list[Generation]:
         return self.generate_each(prompts, [params] * len(prompts))
 
-    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
         """One request per prompt with its own settings, at most ``concurrency`` in flight."""
         check_params(prompts, params)
         return map_bounded(lambda pair: self._generate_one(*pair), list(zip(prompts, params)), self.config.concurrency)
 
-    def _generate_one(self, prompt: PromptLike, params: GenerationParams) -> Generation:
+    def _generate_one(self, prompt: PromptLike, params: Decoding) -> Generation:
         body = {**self._base_body(), "max_tokens": params.max_new_tokens, "temperature": params.temperature,
                 "top_p": params.top_p}
         if params.seed is not None:
@@ -237,14 +246,23 @@ class OpenAIBackend(ModelBackend):
             return Generation(self.client.redact(text), int(usage.get("prompt_tokens", 0)),
                               int(usage.get("completion_tokens", 0)), None if finish is None else str(finish))
         except EndpointError as exc:
-            problem = str(exc)
+            problem = _Problem(exc.reason, str(exc), exc.transient)
         except MALFORMED as exc:
-            problem = f"unexpected response ({type(exc).__name__}: {exc})"
-        return Generation(None, error=self._item_error(problem))
+            problem = _Problem("malformed_response", f"unexpected response ({type(exc).__name__}: {exc})")
+        return Generation(None, error=self._item_error(problem.message), error_code=problem.code, transient=problem.transient)
 
     def _item_error(self, problem: str) -> str:
         """An item's error: one line naming the model, credentials redacted before it is cut to length."""
         return " ".join(self.client.redact(f"{self.spec}: {problem}").split())[:ERROR_CHARS]
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """Why one item has no answer: its reason code, the message, and whether a rerun may pass."""
+
+    code: str
+    message: str
+    transient: bool = False
 
 
 def _label_position(text: str, label: str, choice: dict[str, Any]) -> int:

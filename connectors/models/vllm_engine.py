@@ -26,8 +26,8 @@ from connectors.models.base import (
     GREEDY,
     BackendError,
     ChoiceScores,
+    Decoding,
     Generation,
-    GenerationParams,
     ModelBackend,
     PromptLike,
     check_labels,
@@ -112,19 +112,21 @@ class VLLMBackend(ModelBackend):
             position = result.outputs[0].logprobs[0]
             missing = [i for i in item_ids if i not in position]
             if missing:
-                out.append(ChoiceScores(None, None, f"vLLM returned no log-prob for label token id(s) {missing}"))
+                out.append(ChoiceScores(None, None, f"vLLM returned no log-prob for label token id(s) {missing}",
+                                       error_code="label_logprob_missing"))
                 continue
             values = [float(position[i].logprob) for i in item_ids]
             if any(math.isnan(v) for v in values):
-                out.append(ChoiceScores(None, None, "NaN log-probs from the model at the final position"))
+                out.append(ChoiceScores(None, None, "NaN log-probs from the model at the final position",
+                                       error_code="nan_logprobs"))
                 continue
             out.append(ChoiceScores(tuple(values), float(sum(math.exp(v) for v in values))))
         return out
 
-    def generate(self, prompts: Sequence[PromptLike], params: GenerationParams = GREEDY) -> list[Generation]:
+    def generate(self, prompts: Sequence[PromptLike], params: Decoding = GREEDY) -> list[Generation]:
         return self.generate_each(prompts, [params] * len(prompts))
 
-    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[GenerationParams]) -> list[Generation]:
+    def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
         """One engine call for the whole batch, each request with its own sampling settings (vLLM seeds per request)."""
         check_params(prompts, params)
         sampling = [self._vllm.SamplingParams(max_tokens=p.max_new_tokens, temperature=p.temperature, top_p=p.top_p,

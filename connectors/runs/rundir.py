@@ -53,7 +53,12 @@ ERROR_LOG = "error.log"
 
 
 class RunDirError(RuntimeError):
-    """A run directory that cannot be created or resumed as asked."""
+    """A run directory that cannot be created or resumed as asked; ``reason`` says which refusal it is
+    (``config_mismatch``: a resume of a run started with another configuration), so callers never read the text."""
+
+    def __init__(self, message: str, reason: str = "run_dir") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def new_run_id(at: datetime | None = None) -> str:
@@ -196,8 +201,8 @@ class RunDir:
                 self.release()
                 raise RunDirError(
                     f"cannot resume {self.partial}: it was started with a different configuration "
-                    f"(hash {saved.get('config_hash', '?')[:12]} vs {config_hash[:12]}); start a new run instead"
-                )
+                    f"(hash {saved.get('config_hash', '?')[:12]} vs {config_hash[:12]}); start a new run instead",
+                    reason="config_mismatch")
             return
         make_dirs(self.fs, url_to_fs(self.partial)[1])
         try:

@@ -1,6 +1,7 @@
 """Model answers counted on the driver as they come back: progress, unusable answers by reason, the limit.
 
-Every model job (landscape, contamination) consumes its model stages through ``collect``. Why on
+Every model job (landscape, contamination) consumes its model stages through ``collect``, called by
+the model step they share (``jobs.common.model_step``). Why on
 the driver: a stage runs in a Ray Data actor pool, and its output rows are the one thing that comes
 back from it (an actor's counters die with it). The rows were coming to the driver anyway (scores
 and short generations are small), so ``iter_batches`` there counts each batch the moment it
@@ -24,12 +25,14 @@ answers (1% by default) plus the batches already in flight, whatever the order o
 fixed count of leading failures would instead need failures independent of the order, and a
 benchmark read in file order keeps its long passages (one subject) together.
 
-**Resume** is advised only where it can help: every unusable answer the limit cannot absorb has a
-transient reason (``transient``: a request that failed after its retries -- HTTP 429/5xx, a refused
-or lost connection -- or timed out). The response cache keeps every answer that came back, and
-failed ones are not cached, so a rerun with ``--resume`` repeats only those calls; a permanent
-reason (a prompt too long, a label outside the top log-probs, NaN log-probs, an unparsable reply)
-would meet the same answer again.
+**Resume** is advised only where it can help: every unusable answer the limit cannot absorb is
+transient (a request that failed after its retries -- HTTP 429/5xx, a refused or lost connection --
+or timed out). Errors are data: each unusable answer is an ``Unusable`` with its reason code and
+``transient`` flag, set where the failure happened (the backend's ``error_code``/``error_transient``
+columns, ``connectors.models.http_client.EndpointError``), never read back out of the message. The
+response cache keeps every answer that came back, and failed ones are not cached, so a rerun with
+``--resume`` repeats only those calls; a permanent reason (a prompt too long, a label outside the top
+log-probs, NaN log-probs, an unparsable reply) would meet the same answer again.
 """
 from __future__ import annotations
 
@@ -48,20 +51,17 @@ from jobs.common.summaries import clip_text
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# A request the HTTP client gave up on after retrying (``connectors.models.http_client``: 429, 5xx,
-# connection errors and timeouts are retried; other 4xx fail at once), or any call that timed out.
-_TRANSIENT = re.compile(r"failed after \d+ retries|timed? ?out", re.IGNORECASE)
-# Reasons whose fix is a setting or flag: shown after the reasons in the error.
-REMEDIES = (
-    (re.compile(r"not among the top-\d+ log-probs"),
-     "the endpoint's top log-probs do not hold every option label: score each label itself with "
-     "--model-settings '{\"label_method\": \"echo\"}' (in a --models YAML: settings: {label_method: echo}); "
-     "resuming cannot help"),
-    (re.compile(r"\bprompt is \d+ tokens; .* takes at most \d+"),
-     "prompts (with the tokens to generate) longer than the model's context: use a model with a longer context, "
-     "shorter prompts or fewer new tokens, or raise the hf setting max_length if the model takes more "
-     "(--model-settings '{\"max_length\": N}'); resuming cannot help"),
-)
+# Reason codes whose fix is a setting or flag: shown after the reasons in the error.
+REMEDIES = {
+    "label_not_in_top_logprobs":
+        "the endpoint's top log-probs do not hold every option label: score each label itself with "
+        "--model-settings '{\"label_method\": \"echo\"}' (in a --models YAML: settings: {label_method: echo}); "
+        "resuming cannot help",
+    "prompt_too_long":
+        "prompts (with the tokens to generate) longer than the model's context: use a model with a longer context, "
+        "shorter prompts or fewer new tokens, or raise the hf setting max_length if the model takes more "
+        "(--model-settings '{\"max_length\": N}'); resuming cannot help",
+}
 TOP = 3  # reasons named in an error line; all of them are in the manifest
 EXAMPLE_CHARS = 240  # the top reason's first message, shown in full up to this length
 
@@ -85,32 +85,50 @@ def reason_code(reason: str) -> str:
     return re.sub(r"(?<![\w.\-])\d+(?:\.\d+)?(?![\w\-]|\.\d)", "N", text)
 
 
-def transient(message: str) -> bool:
-    """Whether an answer's error may pass on a rerun (see the module docstring)."""
-    return bool(_TRANSIENT.search(message))
+@dataclass(frozen=True)
+class Unusable:
+    """One unusable answer: its message, its reason code and whether a rerun may pass, as set where it failed."""
+
+    message: str
+    code: str
+    transient: bool = False
+
+
+def unusable_answers(batch: pa.Table) -> list[Unusable | None]:
+    """Per row of a model's answers, its failure (None: answered), from the ``error``, ``error_code`` and
+    ``error_transient`` columns the backend set (``connectors.models.batches``); a table without the last
+    two (lm-eval's rows) has permanent errors of code ``error``."""
+    n = batch.num_rows
+    errors = batch.column("error").to_pylist()
+    codes = batch.column("error_code").to_pylist() if "error_code" in batch.column_names else [None] * n
+    flags = batch.column("error_transient").to_pylist() if "error_transient" in batch.column_names else [None] * n
+    return [None if e is None else Unusable(e, c or "error", bool(t)) for e, c, t in zip(errors, codes, flags)]
 
 
 @dataclass
 class Skips:
-    """Unusable answers by reason code, each with its first full message, and how many are transient."""
+    """Unusable answers by reason (``reason_code`` of the message: how they are shown and counted), each with
+    its first full message, by the code set where they failed, and how many are transient."""
 
     by_reason: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
+    codes: Counter[str] = field(default_factory=Counter)
     transient: int = 0
 
     @classmethod
-    def of(cls, messages: Iterable[str | None]) -> Skips:
+    def of(cls, found: Iterable[Unusable | None]) -> Skips:
         out = cls()
-        for message in messages:
-            if message is not None:
-                out.add(message)
+        for one in found:
+            if one is not None:
+                out.add(one)
         return out
 
-    def add(self, message: str, n: int = 1) -> None:
-        code = reason_code(message)
-        self.by_reason[code] += n
-        self.examples.setdefault(code, message)
-        self.transient += n if transient(message) else 0
+    def add(self, one: Unusable, n: int = 1) -> None:
+        reason = reason_code(one.message)
+        self.by_reason[reason] += n
+        self.examples.setdefault(reason, one.message)
+        self.codes[one.code] += n
+        self.transient += n if one.transient else 0
 
     def merge(self, other: Skips, sign: int = 1) -> None:
         """Add (``sign`` -1: take away) another count, e.g. a model left out of the run."""
@@ -121,6 +139,9 @@ class Skips:
             elif code in other.examples:
                 self.examples.setdefault(code, other.examples[code])
         self.examples = {k: v for k, v in self.examples.items() if k in self.by_reason}
+        for code, n in other.codes.items():
+            self.codes[code] += sign * n
+        self.codes = +self.codes  # drop codes counted down to zero
         self.transient += sign * other.transient
 
     @property
@@ -136,7 +157,7 @@ class Skips:
             shown[0] += f" (first: {clip_text(first, EXAMPLE_CHARS)})"
         more = len(self.by_reason) - k
         text = " · ".join(shown) + (f" · {more} more reason(s) in manifest.json" if more > 0 else "")
-        fixes = [fix for pattern, fix in REMEDIES if any(pattern.search(self.examples.get(c, c)) for c in self.by_reason)]
+        fixes = [fix for code, fix in REMEDIES.items() if self.codes.get(code)]
         return text + "".join(f"; fix: {fix}" for fix in fixes)
 
     def resumable(self, allowed: int) -> bool:
@@ -145,7 +166,8 @@ class Skips:
         return self.transient > 0 and self.total - self.transient <= allowed
 
     def to_json(self) -> dict:
-        return {"total": self.total, "by_reason": dict(self.by_reason.most_common()), "transient": self.transient,
+        return {"total": self.total, "by_reason": dict(self.by_reason.most_common()), "by_code": dict(self.codes.most_common()),
+                "transient": self.transient,
                 "examples": {code: self.examples[code] for code, _ in self.by_reason.most_common()}}
 
 
@@ -174,7 +196,7 @@ class StageStopped(JobError):
         self.skips = skips
 
 
-Reasons = Callable[["pa.Table"], list]  # a batch -> per row, why its answer is unusable (None: usable)
+Reasons = Callable[["pa.Table"], list]  # a batch -> per row, its ``Unusable`` (None: usable)
 
 
 @dataclass

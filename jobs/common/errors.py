@@ -26,9 +26,44 @@ class JobError(RuntimeError):
     (where ``error.log`` is) when one exists.
     """
 
-    def __init__(self, message: str, *, resumable: bool = False, partial: str | None = None, run_id: str | None = None):
+    def __init__(self, message: str, *, resumable: bool = False, partial: str | None = None, run_id: str | None = None,
+                 reason: str = "job"):
         super().__init__(message)
-        self.resumable, self.partial, self.run_id = resumable, partial, run_id
+        self.resumable, self.partial, self.run_id, self.reason = resumable, partial, run_id, reason
+
+    @property
+    def transient(self) -> bool:
+        """Errors as data (``failure_reason``): a resumable failure is a transient one."""
+        return self.resumable
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception, then what it wraps: Ray's ``cause`` (a task's error) and Python's ``__cause__``/``__context__``."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop(0)
+        if isinstance(e, BaseException) and all(e is not s for s in seen):
+            seen.append(e)
+            todo += [getattr(e, "cause", None), e.__cause__, e.__context__]
+    return seen
+
+
+def failure_reason(exc: BaseException) -> tuple[str, bool]:
+    """(reason code, transient) of a failure, as set where it happened.
+
+    Errors as data: the first exception in the chain that carries ``reason`` and ``transient`` attributes
+    (``connectors.models.base.BackendError`` and its kinds, ``connectors.models.http_client.EndpointError``,
+    a ``JobError``) says both; Ray's wrappers are looked through by their ``cause``. An actor whose
+    creation failed (``actor_init_failed``: a model that could not load) is permanent -- its cause would
+    stop it again; any other failure is transient by its type (``is_transient``)."""
+    for e in _chain(exc):
+        reason, transient = getattr(e, "reason", None), getattr(e, "transient", None)
+        if isinstance(reason, str) and isinstance(transient, bool):
+            return reason, transient
+    if any(getattr(e, "actor_init_failed", False) for e in _chain(exc)):
+        return "model_init_failed", False
+    return type(exc).__name__, is_transient(exc)
 
 
 class UnreachableError(JobError):

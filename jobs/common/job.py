@@ -252,18 +252,19 @@ class JobRun:
         report_info)``; write the run's tables before, so the report lists them; ``files``: other
         files it links), the skip limits (``skips``: refuse to report success on too little read),
         the manifest (the shared fields, ``skip_limits``, the failed inputs, ``timings`` added to the
-        stage times, then ``extra``) and the commit. Returns the final run directory."""
+        stage times, then ``extra``) and the commit (``commit_checked``: a run the limits refuse keeps its
+        manifest in the partial folder). Returns the final run directory."""
         with self.timer("report"):
             self.write_summary(summary)
             self.write_text("report.html", render(summary, self.report_info(*files)))
-        if skips is not None:
-            extra["skip_limits"] = self.check_skips(skips.rows_in, skips.rows_out, skips.skipped, skips.unread, skips.failed,
-                                                    skips.first_skip, skips.reasons, skips.unit)
         manifest = self.manifest(**extra)
-        if skips is not None and "shards" in manifest:
-            manifest["shards"]["failed"] = skips.failed  # a job's own unreadable inputs too (a file no planner could open)
         manifest["timings"].update(timings or {})
-        return self.commit(manifest)
+        if skips is None:
+            return self.commit(manifest)
+        if "shards" in manifest:
+            manifest["shards"]["failed"] = skips.failed  # a job's own unreadable inputs too (a file no planner could open)
+        return self.commit_checked(manifest, skip_limits=lambda: self.check_skips(
+            skips.rows_in, skips.rows_out, skips.skipped, skips.unread, skips.failed, skips.first_skip, skips.reasons, skips.unit))
 
     def manifest(self, **extra: Any) -> dict:
         """The shared manifest fields, the scan's shard and timing facts, then the job's own."""
@@ -278,6 +279,18 @@ class JobRun:
             m["timings"].update(scan_rows_per_s=round(scan.progress.rate(), 1), progress=scan.progress.samples)
         m.update(extra)
         return m
+
+    def commit_checked(self, manifest: dict, **checks: Callable[[], dict]) -> str:
+        """Run the skip checks (each one's facts go in the manifest under its name), then commit: manifest.json
+        is written once. A check that refuses the run leaves the manifest, with the checks that passed, in the
+        partial folder (``--resume`` and people read it there) before its error goes on."""
+        for name, check in checks.items():
+            try:
+                manifest[name] = check()
+            except JobError:
+                self.write_json("manifest.json", manifest)
+                raise
+        return self.commit(manifest)
 
     def commit(self, manifest: dict) -> str:
         """Write the manifest (with the ``data`` tables the run wrote), move the run into place, and

@@ -9,13 +9,14 @@ otherwise; ``openai`` actors hold an HTTP client with bounded concurrency and no
 
 Every call goes through the response cache under the run store, so a rerun, an added
 perturbation or an added model repeats no forward pass; the rows say which answers came from it
-(``cached``), and ``model_counts`` turns that into the manifest's call accounting. The jobs consume
-a stage through ``jobs.common.answers.collect``, which counts its answers on the driver as they come
-back (progress, unusable answers by reason, the ``--max-skipped`` budget).
+(``cached``), and ``model_counts`` turns that into the manifest's call accounting. The jobs run a
+stage through the model step (``jobs.common.model_step``), which counts its answers on the driver as
+they come back (progress, unusable answers by reason, the ``--max-skipped`` budget).
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -39,7 +40,7 @@ class ModelStage:
     settings: dict[str, Any] = field(default_factory=dict)
     batch_size: int = 16
     max_actors: int | None = None  # None: one per GPU (local backends) or 2 (HTTP backends)
-    generation: dict[str, Any] = field(default_factory=dict)  # GenerationParams fields, for "generate"
+    generation: dict[str, Any] = field(default_factory=dict)  # Decoding fields, for "generate"
 
 
 def default_model_name(spec: str) -> str:
@@ -80,6 +81,23 @@ class ModelConfig(BaseModel):
 
     def stage(self) -> ModelStage:
         return ModelStage(self.spec, dict(self.settings), self.batch_size, self.actors)
+
+
+MODELS_YAML_FIELDS = "spec, name, settings, batch_size, actors"
+
+
+def declared_models(models_yaml: str | None, specs: Sequence[str], settings: dict[str, Any], batch_size: int,
+                    actors: int | None, flag: str = "--model") -> list[ModelConfig]:
+    """The one way a model job declares its models: the entries of a ``--models`` YAML list (each with its
+    own settings and pool), then each model given by flag (``flag``), with ``--model-settings`` (under
+    ``check_model_settings``' rule), ``--batch-size`` and ``--actors``. Errors name the file and entry, or
+    the flag and spec."""
+    from connectors.models.spec import shown_spec
+    from jobs.common.config import read_entries, validated
+
+    out = read_entries(ModelConfig, models_yaml, MODELS_YAML_FIELDS) if models_yaml else []
+    return out + [validated(ModelConfig, {"spec": s, "settings": settings_for(settings, s), "batch_size": batch_size,
+                                          "actors": actors}, f"{flag} {shown_spec(s)}") for s in specs]
 
 
 def read_model_settings(value: object) -> object:

@@ -20,7 +20,7 @@ from audit.contamination.plan import NOISY, Call, CallPlan, CallResult, PlanConf
 from audit.contamination.prompts import PromptSet
 from audit.mcqa.items import McqaItem
 from connectors.models.batches import GENERATION_COLUMNS
-from jobs.common.answers import Skips
+from jobs.common.answers import Skips, Unusable, unusable_answers
 
 CALL_SCHEMA = pa.schema([
     ("id", pa.string()), ("system", pa.string()), ("user", pa.string()), ("answer_prefix", pa.string()),
@@ -32,9 +32,10 @@ PROMPT_TEXT = ("system", "user", "answer_prefix")  # left out of calls.parquet: 
 
 
 def call_rows(calls: Sequence[Call]) -> pa.Table:
-    """One prompt row per call (the prompt is the user turn; no system prompt, no answer prefix)."""
+    """One prompt row per call: its ``Prompt``'s turns and its ``Decoding``."""
     return pa.Table.from_pylist([{
-        "id": c.key, "system": None, "user": c.prompt, "answer_prefix": "", "max_new_tokens": c.decoding.max_new_tokens,
+        "id": c.key, "system": c.prompt.system, "user": c.prompt.user, "answer_prefix": c.prompt.answer_prefix,
+        "max_new_tokens": c.decoding.max_new_tokens,
         "temperature": c.decoding.temperature, "top_p": c.decoding.top_p, "seed": c.decoding.seed, "role": c.role,
         "model": c.model, "question_id": c.question_id, "condition": c.condition, "slot": ".".join(map(str, c.slot)),
     } for c in calls], schema=CALL_SCHEMA)
@@ -44,18 +45,20 @@ EMPTY_ROUTER = "empty router output"
 UNPARSABLE = "unparsable worker answer"
 
 
-def unusable(batch: pa.Table, items: Mapping[str, McqaItem]) -> list[str | None]:
-    """Per answered row, why it is of no use to the audit (None: usable): its call's error, a router
-    output with no text (it blocks every cell it feeds), or a worker reply without one valid letter."""
-    out: list[str | None] = []
-    for role, question, text, error in zip(*(batch.column(c).to_pylist() for c in ("role", "question_id", "text", "error"))):
-        if error is not None:
-            out.append(error)
+def unusable(batch: pa.Table, items: Mapping[str, McqaItem]) -> list[Unusable | None]:
+    """Per answered row, why it is of no use to the audit (None: usable): its call's error (with the reason
+    code and transient flag its backend set), a router output with no text (it blocks every cell it feeds),
+    or a worker reply without one valid letter."""
+    out: list[Unusable | None] = []
+    failures = unusable_answers(batch)
+    for role, question, text, failure in zip(*(batch.column(c).to_pylist() for c in ("role", "question_id", "text")), failures):
+        if failure is not None:
+            out.append(failure)
         elif role == "router":
-            out.append(None if (text or "").strip() else EMPTY_ROUTER)
+            out.append(None if (text or "").strip() else Unusable(EMPTY_ROUTER, "empty_router"))
         else:
             status = worker_outcome(items[question], call_result(text)).status
-            out.append(UNPARSABLE if status == "unparsable" else None)
+            out.append(Unusable(UNPARSABLE, "unparsable") if status == "unparsable" else None)
     return out
 
 
@@ -68,9 +71,9 @@ def empty_answers() -> pa.Table:
 
 
 def results_of(answered: pa.Table) -> dict[str, CallResult]:
-    """Key -> result of every answered row (an error message becomes ``failed`` or ``timeout``)."""
-    return {key: call_result(text, error) for key, text, error in zip(
-        answered.column("id").to_pylist(), answered.column("text").to_pylist(), answered.column("error").to_pylist())}
+    """Key -> result of every answered row (an error becomes ``failed`` or ``timeout`` by its reason code)."""
+    return {key: call_result(text, error, code) for key, text, error, code in zip(
+        *(answered.column(c).to_pylist() for c in ("id", "text", "error", "error_code")))}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from connectors.benchmarks.choices import PRESET_NAMES
 from connectors.models.spec import parse_model_spec
 from jobs.common.benchmarks import INPUT, BenchmarkConfig, BenchmarkInputs, shipped_mcqa
 from jobs.common.config import ConfigError, Flag, IntervalOptions, parse_named_inputs
-from jobs.common.models import MODEL_SETTINGS_HELP, ModelSettings, settings_for
+from jobs.common.models import MODEL_SETTINGS_HELP, ModelConfig, ModelSettings, ModelStage, declared_models
 
 if TYPE_CHECKING:
     from audit.contamination.plan import ModelRoles, PlanConfig
@@ -31,7 +31,8 @@ OUTCOMES = "re-analysis of an outcome table (--outcomes)"
 ANALYSIS = "analysis"
 _OUTCOME_COLUMN = Flag(OUTCOMES, requires="outcomes")
 # fields of the audit mode: refused together with --outcomes
-AUDIT_ONLY = ("benchmark", "benchmarks", "input", "worker_model", "router_model", "model_settings", "independent", "sample",
+AUDIT_ONLY = ("benchmark", "benchmarks", "input", "worker_model", "router_model", "models", "model_settings", "independent",
+              "sample",
               "prompts", "forward_full_prompt", "noisy_rewrite_prompt", "aggregate_prompt", "worker_prompt",
               "router_max_tokens", "worker_max_tokens", "noisy_temperature", "noisy_top_p", "limit")
 # fields that decide where or how fast calls run, not their results: kept out of the config hash
@@ -45,14 +46,19 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
                          Flag(INPUT, metavar="NAME:PRESET:PATH", repeat=True, default_text="the shipped ARC-Challenge test set")] = Field(
         default_factory=list, description="the benchmark to sample questions from, by preset (" + ", ".join(sorted(PRESET_NAMES))
                                           + "); PATH is a file, directory, glob or URL (one benchmark per run)")
-    worker_model: Annotated[list[str], Flag(MODELS, metavar="SPEC", repeat=True, default_text="none: required unless --outcomes")] = Field(
-        default_factory=list, description="an audited model (hf:<id or path>, vllm:<id or path>, openai:<base URL>#<model>); "
-                                          "repeat for several")
-    router_model: Annotated[list[str], Flag(MODELS, metavar="SPEC", repeat=True, default_text="each worker routes for itself")] = Field(
-        default_factory=list, description="the model that relays and rewrites for the workers: once for all of them, or "
-                                          "once per --worker-model in the same order")
+    worker_model: Annotated[list[str], Flag(MODELS, metavar="SPEC|NAME", repeat=True,
+                                            default_text="none: required unless --outcomes")] = Field(
+        default_factory=list, description="an audited model (hf:<id or path>, vllm:<id or path>, openai:<base URL>#<model>, "
+                                          "or the name of a --models entry); repeat for several")
+    router_model: Annotated[list[str], Flag(MODELS, metavar="SPEC|NAME", repeat=True,
+                                            default_text="each worker routes for itself")] = Field(
+        default_factory=list, description="the model that relays and rewrites for the workers (a spec or a --models entry's "
+                                          "name): once for all of them, or once per --worker-model in the same order")
+    models: Annotated[str | None, Flag(MODELS, metavar="YAML")] = Field(
+        None, description="a YAML list of models, as landscape takes it: spec, name, settings, batch_size, actors; "
+                          "--worker-model and --router-model name them")
     model_settings: Annotated[ModelSettings, Flag(MODELS, metavar="JSON|FILE", default_text="none")] = Field(
-        default_factory=dict, description=MODEL_SETTINGS_HELP)
+        default_factory=dict, description=MODEL_SETTINGS_HELP + "; for models given by spec (a --models entry has its own)")
     max_routers: Annotated[int, Flag(ROUTING, metavar="M", default_text=f"{DEFAULT_M}; with --outcomes: the largest r in "
                                                                         "the table")] = Field(
         DEFAULT_M, ge=1, description="noisy settings r = 1..M parallel routers (with --outcomes: the M expected)")
@@ -121,8 +127,10 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
         if len(benchmarks) != 1:
             raise ConfigError(f"the audit samples from one benchmark; got {len(benchmarks)} "
                               "(give one --benchmark NAME:PRESET:PATH or --input)")
-        for spec in (*self.worker_model, *self.router_model):
-            parse_model_spec(spec)
+        declared = self._declared()
+        for ref in (*self.worker_model, *self.router_model):
+            if ref not in declared:
+                parse_model_spec(ref)
         if self.router_model and len(self.router_model) not in (1, len(self.worker_model)):
             raise ConfigError(f"--router-model: give one for every worker or one per --worker-model; got "
                               f"{len(self.router_model)} for {len(self.worker_model)} workers")
@@ -137,7 +145,8 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
         return [ModelRoles(w, routers[i] if routers else None) for i, w in enumerate(self.worker_model)]
 
     def plan_config(self) -> PlanConfig:
-        from audit.contamination.plan import Decoding, PlanConfig
+        from audit.contamination.plan import PlanConfig
+        from audit.mcqa.prompt import Decoding
 
         return PlanConfig(m=self.max_routers, design="independent" if self.independent else "nested", seed=self.seed,
                           clean_router=Decoding(temperature=0.0, max_new_tokens=self.router_max_tokens),
@@ -161,9 +170,23 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
 
         return read_prompt_set(self.prompt_files())
 
-    def settings_for(self, spec: str) -> dict[str, Any]:
-        """A model's backend settings (``jobs.common.models.check_model_settings`` says how they are given)."""
-        return settings_for(self.model_settings, spec)
+    def _declared(self) -> dict[str, ModelConfig]:
+        """The --models entries by name and by spec."""
+        entries = declared_models(self.models, [], self.model_settings, self.batch_size, self.actors)
+        return {**{m.spec: m for m in entries}, **{m.name: m for m in entries}}
+
+    def declared_model(self, ref: str) -> ModelConfig:
+        """A --worker-model or --router-model: its --models entry (by name or spec), else the model given by spec
+        with --model-settings, --batch-size and --actors (``jobs.common.models.declared_models``, as landscape)."""
+        found = self._declared().get(ref)
+        return found or declared_models(None, [ref], self.model_settings, self.batch_size, self.actors, "--worker-model")[0]
+
+    def model_stage(self, ref: str) -> ModelStage:
+        return self.declared_model(ref).stage()
+
+    def settings_for(self, ref: str) -> dict[str, Any]:
+        """A model's backend settings (``jobs.common.models.check_model_settings`` says how flags give them)."""
+        return dict(self.declared_model(ref).settings)
 
     def alpha(self) -> float:
         """The tests' alpha, 1 - ``--level``, without the float residue (0.05, not 0.050000000000000044)."""

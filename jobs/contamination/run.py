@@ -1,6 +1,6 @@
 """``benchaudit contamination``: routers, a worker, and models that beat their own clean baseline.
 
-Wiring only. The driver reads the benchmark and draws the sample (``audit.contamination.sample``),
+Wiring only. The driver reads the benchmark and draws the sample (``audit.mcqa.sample``, the draw every MCQA audit shares),
 plans every call (``audit.contamination.plan``), then runs two steps through ``model_stage`` (Ray
 Data actor pools, every call through the response cache under ``--cache``): all router calls, one
 stage per router model; then, from their outputs, the worker calls, one stage per worker model
@@ -18,7 +18,7 @@ report (which says why) to the partial folder; a run within it shows them on the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 import pyarrow as pa
@@ -27,17 +27,18 @@ from audit.contamination.analysis import ContaminationSummary, analyse
 from audit.contamination.answers import STATUSES
 from audit.contamination.plan import Call, CallPlan, ModelRoles, PlanConfig, plan_calls
 from audit.contamination.prompts import PromptSet
-from audit.contamination.sample import Sample, draw_sample
 from audit.mcqa.items import McqaItem
+from audit.mcqa.sample import Sample, draw_sample
 from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.contamination.outcomes import read_outcomes
 from connectors.io.read_report import ReadReport
-from jobs.common.answers import SkipBudget, Skips, StageAnswers, StageStopped, collect, stage_answers
+from jobs.common.answers import Skips
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
-from jobs.common.models import ModelStage, actor_needs, model_stage, response_cache_root
+from jobs.common.model_step import ModelSteps
+from jobs.common.models import response_cache_root
 from jobs.common.shards import limited
 from jobs.common.summaries import headline
 from jobs.contamination.calls import (
@@ -77,43 +78,24 @@ class ModelRun:
     outcomes: pd.DataFrame
 
 
-@dataclass
-class CallStages:
-    """The run's model stages as they are counted: the skip budget over every call, the sampled items
-    (a worker reply is judged against its item's options) and each stage's answers, by "role model"."""
-
-    budget: SkipBudget
-    items: Mapping[str, McqaItem]
-    quiet: bool = False
-    stages: dict[str, StageAnswers] = field(default_factory=dict)
-
-    def manifest(self) -> dict:
-        return {name: {"expected": a.expected, "unusable": a.skips.to_json(), "progress": a.progress.samples}
-                for name, a in self.stages.items()}
-
-
-def ray_generate(cfg: ContaminationConfig, cache: str, counted: CallStages, lost_node_timeout: float) -> Generate:
-    """Calls -> answered rows: one ``model_stage`` per model, its rows split into blocks of ``--batch-size``
-    (one block per batch, so the pool's actors share the work), counted on the driver as they come back."""
+def ray_generate(cfg: ContaminationConfig, steps: ModelSteps, items: Mapping[str, McqaItem]) -> Generate:
+    """Calls -> answered rows: one shared model step (``jobs.common.model_step``) per model, its rows split into
+    blocks of ``--batch-size`` (one block per batch, so the pool's actors share the work and every batch is
+    counted, with progress, as it comes back). A reply is judged against its item's options (``unusable``)."""
     def generate(calls: Sequence[Call]) -> pa.Table:
         import ray
 
         if calls and calls[0].role == "worker":  # the worker calls are known now: the budget's plan becomes exact
-            counted.budget.planned = counted.budget.counted + len(calls)
+            steps.budget.planned = steps.budget.counted + len(calls)
         tables = [empty_answers()]
         for model in dict.fromkeys(c.model for c in calls):
             mine = [c for c in calls if c.model == model]
-            rows = call_rows(mine)
-            blocks = [rows.slice(i, cfg.batch_size) for i in range(0, rows.num_rows, cfg.batch_size)]
-            stage = ModelStage(model, cfg.settings_for(model), batch_size=cfg.batch_size, max_actors=cfg.actors)
+            rows, stage = call_rows(mine), cfg.model_stage(model)
+            blocks = [rows.slice(i, stage.batch_size) for i in range(0, rows.num_rows, stage.batch_size)]
             what = f"{mine[0].role} calls of {model}"
-            answers = stage_answers(JOB, what, len(mine), counted.budget, lambda b: unusable(b, counted.items), counted.quiet)
-            counted.stages[f"{mine[0].role} {model}"] = answers
-            try:
-                got = collect(model_stage(ray.data.from_arrow(blocks), stage, "generate", cache), answers, empty_answers(),
-                              actor_needs(stage), lost_node_timeout)
-            except StageStopped as exc:
-                raise JobError(f"{JOB}: {what} {exc}", resumable=exc.resumable) from exc
+            got = steps.answer(ray.data.from_arrow(blocks), stage, "generate", what=what, expected=len(mine),
+                               reasons=lambda b: unusable(b, items), empty=empty_answers(), named=f"{JOB}: {what}",
+                               key=f"{mine[0].role} {model}")
             position = {c.key: i for i, c in enumerate(mine)}  # batches come back in any order: put them in call order
             keys = got.column("id").to_pylist()
             tables.append(got.take(sorted(range(got.num_rows), key=lambda i: position[keys[i]])))
@@ -223,14 +205,14 @@ def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
         cache = response_cache_root(cfg.cache, opts.out)
         by_id = {item.id: item for item in sample.items}
         plan = plan_calls(sample.items, cfg.roles(), prompts, cfg.plan_config())
-        # every router call, and at most one worker call per cell: the budget's plan until the worker calls are known
-        counted = CallStages(SkipBudget(opts.max_skipped, len(plan.router_calls) + len(plan.worker_tasks)), by_id,
-                             quiet=opts.log_level in ("warning", "error"))
+        # every router call, and at most one worker call per cell: the budget's plan until the worker calls are known.
+        # --on-error is always "fail" for a model: every cell needs its router and its worker, and a model left
+        # out would change the design the statistics assume.
+        steps = ModelSteps.of(job, len(plan.router_calls) + len(plan.worker_tasks), cache, on_error="fail")
         try:
-            generate = ray_generate(cfg, cache, counted, opts.lost_node_timeout)
-            done = run_models(sample.items, cfg.roles(), prompts, cfg.plan_config(), generate, timer, plan)
+            done = run_models(sample.items, cfg.roles(), prompts, cfg.plan_config(), ray_generate(cfg, steps, by_id), timer, plan)
         except JobError:  # a model stage stopped: what was counted goes in the partial folder's manifest
-            job.write_json("manifest.json", job.manifest(mode="models", model_calls=counted.manifest()))
+            job.write_json("manifest.json", job.manifest(mode="models", model_calls=steps.manifest()))
             raise
         with job.timer("analyse"):
             job.write_table("outcomes", done.outcomes)  # a table --outcomes reads back as it is
@@ -245,27 +227,25 @@ def audit(cfg: ContaminationConfig, opts: RunOptions) -> str:
         with job.timer("report"):
             _write_results(job, summary)
         rows_in = sample.population + read.rows_skipped
-        limits = job.check_skips(rows_in, sample.n, read.rows_skipped, read.unread_rows, [])
         models = dict.fromkeys(m for r in cfg.roles() for m in (r.worker, r.router_model))
         manifest = job.manifest(
             mode="models", benchmark={**benchmark, "read": read.to_json()}, sample=sample.manifest(), prompts=prompts.manifest(),
             design={**design, "plan": _plan_manifest(cfg)}, model_settings={m: cfg.settings_for(m) for m in models},
-            calls=accounting, model_calls=counted.manifest(), cache=cache, skip_limits=limits,
+            calls=accounting, model_calls=steps.manifest(), cache=cache,
             rows={"in": rows_in, "out": sample.n, "skipped_by_reason": read.skipped_by_reason, "unread": read.unread_rows},
             outputs={"outcomes": "data/outcomes/", "calls": "data/calls/"},
         )
-        job.write_json("manifest.json", manifest)  # kept in the partial folder if the answer limit below refuses the run
         answers = done.routers.num_rows + done.workers.num_rows
         skips = Skips.of(unusable(pa.concat_tables([done.routers, done.workers]), by_id))
-        manifest["answer_limits"] = job.check_skips(answers, answers - skips.total, skips.total, 0, [], reasons=skips,
-                                                    unit="model answers")
-        return job.commit(manifest)
+        return job.commit_checked(manifest, skip_limits=lambda: job.check_skips(rows_in, sample.n, read.rows_skipped, read.unread_rows, []),
+                          answer_limits=lambda: job.check_skips(answers, answers - skips.total, skips.total, 0, [],
+                                                                reasons=skips, unit="model answers"))
 
 
 def _plan_manifest(cfg: ContaminationConfig) -> dict:
     config = cfg.plan_config()
-    return {"m": config.m, "design": config.design, "seed": config.seed, "clean_router": asdict(config.clean_router),
-            "noisy_router": asdict(config.noisy_router), "worker": asdict(config.worker)}
+    return {"m": config.m, "design": config.design, "seed": config.seed, "clean_router": config.clean_router.as_dict(),
+            "noisy_router": config.noisy_router.as_dict(), "worker": config.worker.as_dict()}
 
 
 def reanalyse(cfg: ContaminationConfig, opts: RunOptions) -> str:

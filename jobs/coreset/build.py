@@ -35,6 +35,7 @@ from audit.coreset.validate import require_positive_count
 from audit.stats.draws import block_candidates, draw_in_blocks, equal_keys, hash_keys, key_partitions
 from connectors.coreset.designs import DESIGN_TABLE, GROUP_COLUMN, MANIFEST_FILE
 from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, plan_targets, read_target_shard
+from connectors.io.read_report import InputError
 from connectors.io.shards import Shard
 from connectors.runs.rundir import join, read_json, resumable_run, write_json, write_parquet
 from jobs.common.config import ConfigError, RunOptions
@@ -85,7 +86,8 @@ def _read_shards(batch: pa.Table, *, columns: TargetColumns, seed: int, run_dir:
                                 "row_groups": list(shard.row_groups), "rows_in": prepared.num_rows})
             tables.append(prepared)
         except Exception as exc:  # noqa: BLE001 — reported with the shard's file, row groups and column
-            message = str(exc) if str(exc).startswith(shard.source) else f"{shard.source}: {type(exc).__name__}: {exc}"
+            # an InputError names its file already (connectors.io.read_report); anything else gets the shard's
+            message = str(exc) if isinstance(exc, InputError) else f"{shard.source}: {type(exc).__name__}: {exc}"
             raise TargetError(f"{message} (shard {shard.shard_id}, row groups {list(shard.row_groups) or 'all'})") from exc
     return pa.concat_tables(tables)
 

@@ -1,8 +1,10 @@
 """The structural classifier on the review candidates, through the generation backend.
 
 Candidates are few (tens to hundreds), so their prompts are built on the driver; the model runs
-through ``jobs.common.models.model_stage`` ("generate", greedy, the response cache in front) like
-the scoring models, and ``audit.landscape.structure`` reads each answer.
+through the model step every model audit runs (``jobs.common.model_step``: "generate", greedy, the
+response cache in front, progress as answers come back) like the scoring models, and
+``audit.landscape.structure`` reads each answer. A failed call is the candidate's verdict
+("failed"), never an unusable answer the skip limits count.
 """
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ import pyarrow as pa
 from audit.landscape.structure import StructurePrompt, parse_structure_label
 from audit.mcqa.items import McqaItem
 from connectors.models.batches import PROMPT_SCHEMA
-from jobs.common.models import ModelConfig, actor_needs, model_counts, model_stage
-from jobs.common.nodes import watch_nodes
+from jobs.common.model_step import ModelSteps
+from jobs.common.models import ModelConfig, model_counts
 
 CLASSIFIER_SCHEMA = pa.schema([("benchmark", pa.string()), ("source_id", pa.string()), ("text", pa.string()),
                                ("structure_label", pa.string()), ("structure_status", pa.string()), ("error", pa.string()),
@@ -36,8 +38,8 @@ def candidate_prompts(flags: pd.DataFrame, prompt: StructurePrompt) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def classify_candidates(flags: pd.DataFrame, model: ModelConfig, prompt: StructurePrompt, cache_root: str,
-                        lost_node_timeout: float) -> tuple[pd.DataFrame, dict]:
+def classify_candidates(flags: pd.DataFrame, model: ModelConfig, prompt: StructurePrompt,
+                        steps: ModelSteps) -> tuple[pd.DataFrame, dict]:
     """(one verdict per candidate, call accounting); no candidates: an empty table, no model started."""
     import ray
 
@@ -46,10 +48,14 @@ def classify_candidates(flags: pd.DataFrame, model: ModelConfig, prompt: Structu
         empty = CLASSIFIER_SCHEMA.empty_table()
         return empty.to_pandas(), model_counts(empty)
     stage = replace(model.stage(), generation={"max_new_tokens": prompt.max_new_tokens, "temperature": 0.0})
-    answered = model_stage(ray.data.from_arrow(prompts), stage, "generate", cache_root)
-    with watch_nodes("landscape", f"classifier {model.name}", actor_needs(stage), lost_node_timeout):
-        out = pa.concat_tables(ray.get(answered.select_columns(["id", "benchmark", "text", "error", "cached"]).to_arrow_refs()))
-    return _verdicts(out), model_counts(out)
+    out = steps.answer(ray.data.from_arrow(prompts), stage, "generate", what=f"classifier {model.name}",
+                       expected=prompts.num_rows, reasons=lambda batch: [None] * batch.num_rows,
+                       empty=_ANSWERED.empty_table())
+    return _verdicts(out.select(_ANSWERED.names)), model_counts(out)
+
+
+_ANSWERED = pa.schema([("id", pa.string()), ("benchmark", pa.string()), ("text", pa.string()), ("error", pa.string()),
+                       ("cached", pa.bool_())])
 
 
 def _verdicts(out: pa.Table) -> pd.DataFrame:

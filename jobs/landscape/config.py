@@ -18,10 +18,9 @@ from pydantic import Field, field_validator, model_validator
 
 from audit.landscape.choices import DEFAULT_PERTURBATIONS, MPD_EXACT_LIMIT, MPD_PAIRS, PERTURBATION_NAMES
 from audit.stats.choices import DEFAULT_SEED
-from connectors.models.spec import shown_spec
 from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_mcqa
-from jobs.common.config import ConfigError, Flag, check_choices, read_entries, validated
-from jobs.common.models import MODEL_SETTINGS_HELP, ModelConfig, ModelSettings, settings_for
+from jobs.common.config import ConfigError, Flag, check_choices, validated
+from jobs.common.models import MODEL_SETTINGS_HELP, ModelConfig, ModelSettings, declared_models
 
 MODELS = "models"
 ITEMS = "items, prompts and perturbations"
@@ -88,7 +87,7 @@ class LandscapeConfig(BenchmarkInputs):
     from_lm_eval: Annotated[str | None, Flag(LM_EVAL, metavar="DIR")] = Field(
         None, description="read lm-eval --log_samples output (samples_<task>_<date>.jsonl, results_<date>.json) under DIR: "
                           "landscapes of its continuation log-likelihoods, no model run")
-    lm_eval_normalisation: Annotated[Literal["raw", "length"], Flag(LM_EVAL, requires="from_lm_eval")] = Field(
+    lm_eval_normalization: Annotated[Literal["raw", "length"], Flag(LM_EVAL, requires="from_lm_eval")] = Field(
         "raw", description="continuation log-likelihoods as logged (raw) or divided by the option's length in characters "
                            "(length, as lm-eval's acc_norm); tasks whose continuations are single option letters are "
                            "read as the letter distribution either way")
@@ -131,13 +130,8 @@ class LandscapeConfig(BenchmarkInputs):
         return None if self.from_lm_eval else MODEL_RUN_SAMPLE
 
     def model_configs(self) -> list[ModelConfig]:
-        """Every model of the run, in order: the --models YAML, then each --model."""
-        out = []
-        if self.models:
-            out = read_entries(ModelConfig, self.models, "spec, name, settings, batch_size, actors")
-        out += [validated(ModelConfig, {"spec": s, "settings": settings_for(self.model_settings, s), "batch_size": self.batch_size,
-                                        "actors": self.actors}, f"--model {shown_spec(s)}") for s in self.model]
-        return out
+        """Every model of the run, in order: the --models YAML, then each --model (``jobs.common.models.declared_models``)."""
+        return declared_models(self.models, self.model, self.model_settings, self.batch_size, self.actors)
 
     def classifier(self, models: list[ModelConfig]) -> ModelConfig | None:
         """The structural classifier's model: one of the run's by name or spec, else a new spec."""

@@ -4,7 +4,7 @@ Each samples file is one (model, task); its per-option log-likelihoods go throug
 ``result_rows`` as a model's label log-probs, so points, MPD and flags are computed the same way. What
 they are is said per task (``connectors.landscape.lm_eval_records``): the letter distribution with its
 label mass where every continuation is an option letter (the label-mass warning then applies), else
-continuation log-likelihoods, raw or per character (``--lm-eval-normalisation``); the summary and report
+continuation log-likelihoods, raw or per character (``--lm-eval-normalization``); the summary and report
 say which. A re-analysis reads every item unless ``--sample N`` is given; then items are
 drawn with the same seeded hash as a model run, so every model of a task keeps the same documents.
 When one model has several samples files for a task (reruns), the latest date is used and the
@@ -61,9 +61,11 @@ def _read(run: LmEvalRun, cfg: LandscapeConfig) -> tuple[LmEvalSamples | None, s
     if run.problem:
         return None, run.problem
     try:
-        samples = read_lm_eval_samples(run.samples_path, run.task, cfg.lm_eval_normalisation, run.model, run.group)
-    except (LmEvalError, OSError) as exc:
-        return None, str(exc) if run.samples_path in str(exc) else f"{run.samples_path}: {exc}"
+        samples = read_lm_eval_samples(run.samples_path, run.task, cfg.lm_eval_normalization, run.model, run.group)
+    except LmEvalError as exc:  # names its file (connectors.landscape.lm_eval_records)
+        return None, str(exc)
+    except OSError as exc:  # the file it names, else the samples file
+        return None, f"{exc.filename or run.samples_path}: {exc.strerror or exc}"
     if samples.table.num_rows == 0:
         first = samples.rejected[0]
         return samples, (f"{run.samples_path}: no readable record: all {samples.records} rejected (first, {samples.unit} "
@@ -93,7 +95,7 @@ def read_lm_eval_inputs(cfg: LandscapeConfig) -> LmEvalInputs:
         frames.append(res)
         items.append(frame[["benchmark", "source_id", "question", "options", "gold", "item_rule", "group"]])
         described.append({"model": run.model, "task": run.task, "group": run.group, "probability": samples.probability,
-                          "normalisation": cfg.lm_eval_normalisation if "continuations" in (samples.probability or "") else None,
+                          "normalization": cfg.lm_eval_normalization if "continuations" in (samples.probability or "") else None,
                           "item_rules": {k: int(v) for k, v in frame["item_rule"].value_counts().items()},
                           "date": run.date, "samples": run.samples_path,
                           "results": run.results_path, "metrics": run.metrics, "notes": list(run.notes),

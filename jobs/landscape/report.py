@@ -25,23 +25,38 @@ def _scatters(summary: dict) -> str:
     return "<section><h2>Ptop1–Hnorm landscapes (unperturbed)</h2>" + "".join(parts) + "</section>"
 
 
-def _mpd_table(rows: list[dict]) -> str:
-    base = [r for r in rows if r["perturbation"] == "none"]
-    body = [[esc(r["benchmark"]), esc(r["model"]), r["n_items"], fmt(r["mpd"]),
-             "exact" if r["mpd_exact"] else f"[{fmt(r['mpd_ci_low'])}, {fmt(r['mpd_ci_high'])}]", pct(r["accuracy"]),
-             fmt(r["mean_ptop1"]), fmt(r["mean_hnorm"])] for r in base]
-    return "<section><h2>MPD per benchmark and model</h2>" + table(
-        ["benchmark", "model", "items", "MPD", "interval", "accuracy", "mean Ptop1", "mean Hnorm"], body) + "</section>"
+def _statistic_cells(row: dict, statistics: list[dict]) -> list[str]:
+    """A summary-table row's registered statistics (``summary["statistics"]``), an interval's bounds after its value."""
+    cells = []
+    for stat in statistics:
+        value = row.get(stat["name"])
+        cells.append(pct(value) if stat["percent"] else fmt(value))
+        if stat["interval"]:
+            cells.append("exact" if row.get(f"{stat['name']}_exact", True)
+                         else f"[{fmt(row.get(stat['name'] + '_ci_low'))}, {fmt(row.get(stat['name'] + '_ci_high'))}]")
+    return cells
 
 
-def _perturbation_table(rows: list[dict]) -> str:
+def _statistic_headers(statistics: list[dict]) -> list[str]:
+    return [h for stat in statistics for h in ([stat["label"], "interval"] if stat["interval"] else [stat["label"]])]
+
+
+def _statistics_table(summary: dict) -> str:
+    stats, base = summary["statistics"], [r for r in summary["table"] if r["perturbation"] == "none"]
+    body = [[esc(r["benchmark"]), esc(r["model"]), r["n_items"], *_statistic_cells(r, stats)] for r in base]
+    return "<section><h2>Statistics per benchmark and model</h2>" + table(
+        ["benchmark", "model", "items", *_statistic_headers(stats)], body) + "</section>"
+
+
+def _perturbation_table(summary: dict) -> str:
+    stats = summary["statistics"]
     body = [[esc(r["benchmark"]), esc(r["perturbation"]), esc(r["model"]), r["n_items"], r["n_rows"], r["n_errors"],
-             pct(r["accuracy"]), "–" if r["relative_change"] is None else f"{100 * r['relative_change']:+.1f}%",
-             fmt(r["mean_ptop1"]), fmt(r["mean_hnorm"]), fmt(r["mpd"]), fmt(r.get("mean_label_mass"))] for r in rows]
-    return ("<section><h2>Perturbations</h2><p class=note>Relative change is against the unperturbed accuracy of the same "
-            "benchmark and model; under circular evaluation an item counts as correct only when every rotation is.</p>"
-            + table(["benchmark", "perturbation", "model", "items", "prompts", "failed", "accuracy", "relative change",
-                     "mean Ptop1", "mean Hnorm", "MPD", "label mass"], body) + "</section>")
+             "–" if r["relative_change"] is None else f"{100 * r['relative_change']:+.1f}%", *_statistic_cells(r, stats),
+             fmt(r.get("mean_label_mass"))] for r in summary["table"]]
+    return ("<section><h2>Perturbations</h2><p class=note>Relative change is of the accuracy, against the unperturbed "
+            "accuracy of the same benchmark and model; under circular evaluation an item counts as correct only when every "
+            "rotation is.</p>" + table(["benchmark", "perturbation", "model", "items", "prompts", "failed", "relative change",
+                                        *_statistic_headers(stats), "label mass"], body) + "</section>")
 
 
 def _correlations(rows: list[dict]) -> str:
@@ -135,7 +150,7 @@ def _item_rules(rules: dict[str, dict[str, int]]) -> str:
 def render_landscape_report(summary: dict, run: RunInfo | None = None) -> str:
     body = [f"<p class=note>Run {esc(summary['run_id'])} · probabilities: {esc(summary['probability_note'])}</p>",
             _item_rules(summary["overview"].get("item_rules", {})),
-            f"<p class=note>{esc(CAVEAT)}</p>", _warnings(summary), _mpd_table(summary["table"]), _scatters(summary),
-            _perturbation_table(summary["table"]), _correlations(summary["hnorm_correlations"]), _flags(summary),
+            f"<p class=note>{esc(CAVEAT)}</p>", _warnings(summary), _statistics_table(summary), _scatters(summary),
+            _perturbation_table(summary), _correlations(summary["hnorm_correlations"]), _flags(summary),
             _validation(summary["validation"], summary["overview"].get("reference_matches", {})), _problems(summary)]
     return page("MCQA probability landscapes", "".join(body), run)

@@ -2,8 +2,8 @@
 
 Wiring only. On the driver: read and check the benchmarks (``jobs.landscape.inputs``), sample
 them. On Ray: the items become perturbed prompt rows in a CPU stage (``stages.prompt_batch``),
-each model scores them on an actor pool (``jobs.common.models.model_stage``, the response cache
-under ``<out>/_cache/models`` in front), a CPU stage turns the label log-probs into landscape
+each model scores them through the model step every model audit shares (``jobs.common.model_step``: an
+actor pool, the response cache under ``<out>/_cache/models`` in front), a CPU stage turns the label log-probs into landscape
 rows (``stages.landscape_batch``), written per model to ``data/scores/model=<name>/`` (the run-data
 convention of ``connectors.runs.tables``: ``pd.read_parquet("<run>/data/scores")`` loads every model). Back on the driver:
 those small tables become the summary (``jobs.landscape.summary``), the optional classifier
@@ -15,7 +15,8 @@ A model that cannot run (weights not found, labels that are not single tokens, a
 endpoint), answers no item (an unreachable endpoint) or fails so many items that the run can no
 longer meet ``--max-skipped`` (stopped as soon as that is so: ``jobs.common.answers``) fails the
 run naming the model and the top reasons, or under ``--on-error skip`` is left out and listed
-(within ``--max-skipped-inputs``). Answers that failed on their own item count against
+(within ``--max-skipped-inputs``; ``ModelSteps.leave_out``: whether --resume can help comes from the
+failure's transient flag, set where it failed). Answers that failed on their own item count against
 ``--max-skipped`` by reason (manifest, report, terminal); items the benchmark itself makes
 unscorable are findings, listed per item, and never fail the run.
 """
@@ -37,13 +38,13 @@ from connectors.landscape.inputs import read_reference, read_review_labels, read
 from connectors.models.available import check_available
 from connectors.models.batches import REPORT_COLUMN, merge_backend_reports
 from connectors.runs.tables import DATA_DIR, partition_segment
-from jobs.common.answers import SkipBudget, Skips, StageAnswers, StageStopped, collect, reason_code, stage_answers
+from jobs.common.answers import Skips, StageAnswers, reason_code, unusable_answers
 from jobs.common.config import RunOptions
-from jobs.common.errors import JobError, is_transient, one_line, user_code_error
+from jobs.common.errors import JobError
 from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
-from jobs.common.models import ModelConfig, actor_needs, model_counts, model_stage, response_cache_root
-from jobs.common.nodes import NodeLost
+from jobs.common.model_step import ModelFailure, ModelSteps
+from jobs.common.models import ModelConfig, model_counts, response_cache_root
 from jobs.common.summaries import clip_text
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark
@@ -52,15 +53,7 @@ from jobs.landscape.summary import FINAL_POSITION, as_results, build_summary, ca
 
 JOB = "landscape"
 ORDER = ("benchmark", "perturbation", "id", "variant")  # one prompt row
-_PERMANENT = ("BackendError", "LabelTokenError", "CapabilityError", "ModelSpecError", "ValueError")
-
-
-class ModelFailure(Exception):
-    """A model that could not run or answered nothing; ``message`` names it."""
-
-    def __init__(self, message: str, permanent: bool = True, info: dict | None = None, skips: Skips | None = None) -> None:
-        super().__init__(message)
-        self.permanent, self.info, self.skips = permanent, info, skips or Skips()
+ERROR_COLUMNS = ("error", "error_code", "error_transient")  # an answer's failure, as its backend set it
 
 
 def _template(cfg: LandscapeConfig) -> tuple[McqaTemplate, str]:
@@ -104,39 +97,31 @@ def build_prompts(job: JobRun, benchmarks: list[BenchmarkItems], template: McqaT
     return prompts, rejected
 
 
-def score_model(job: JobRun, prompts, n_prompts: int, model: ModelConfig, cache_root: str,
-                budget: SkipBudget) -> tuple[pa.Table, dict]:
-    """One model over every prompt row: its landscape rows (written to data/scores/model=<name>/) and its
-    call accounting. The rows come back to the driver batch by batch (``jobs.common.answers.collect``:
-    progress, failed answers by reason, and a stop as soon as the run's failures exceed --max-skipped)."""
+def score_model(job: JobRun, steps: ModelSteps, prompts, n_prompts: int, model: ModelConfig) -> tuple[pa.Table, dict]:
+    """One model over every prompt row through the shared model step (``jobs.common.model_step``): its
+    landscape rows (written to data/scores/model=<name>/) and its call accounting. A ``ModelFailure``
+    leaves with the model's manifest entry as far as it got."""
     folder = f"{DATA_DIR}/scores/{partition_segment('model', model.name)}"
     _rm(job.path(*folder.split("/")))  # a resumed run rewrites the model's rows (from the cache) instead of appending to them
-    answers = stage_answers(JOB, f"model {model.name}", n_prompts, budget, lambda b: b.column("error").to_pylist(),
-                            quiet=job.opts.log_level in ("warning", "error"))
+    what = f"model {model.name}"
     try:
-        scored = model_stage(prompts, model.stage(), "choice", cache_root)
-        rows = scored.map_batches(landscape_batch, fn_kwargs={"model": model.name}, batch_format="pyarrow")
-        table = collect(rows, answers, SCORE_TABLE.empty_table(), actor_needs(model.stage()), job.opts.lost_node_timeout)
-        table = table.select(SCORE_TABLE.names).cast(SCORE_TABLE)
-        table = table.sort_by([(c, "ascending") for c in ORDER])  # batches come back in any order; a rerun's rows do not
-    except NodeLost:
-        raise  # the cluster's failure, not the model's: the run stops, resumably, whatever --on-error says
-    except StageStopped as exc:
-        raise ModelFailure(f"model {model.name} ({model.spec}) {exc}", permanent=not exc.resumable,
-                           info=_model_info(model, folder, answers, None), skips=answers.skips) from exc
-    except Exception as exc:  # noqa: BLE001 -- one model's failure is reported as that model's, with its cause
-        cause = (user_code_error(exc) or one_line(exc))
-        raise ModelFailure(f"model {model.name} ({model.spec}): {cause}",
-                           permanent=any(n in str(exc) for n in _PERMANENT) or not is_transient(exc),
-                           skips=answers.skips) from exc
-    info = _model_info(model, folder, answers, table)
-    if table.num_rows and info["calls"]["errors"] == table.num_rows:
-        counted = ", ".join(f"{k} {info['calls'][k]}" for k in ("requests", "retries", "failures") if k in info["calls"])
-        raise ModelFailure(f"model {model.name} ({model.spec}) answered none of its {table.num_rows} prompts "
-                           f"({counted or 'no calls counted'}); top reasons: {answers.skips.top()}",
-                           permanent=not answers.skips.resumable(0), info=info, skips=answers.skips)
+        table = steps.answer(prompts, model.stage(), "choice", what=what, named=f"{what} ({model.spec})", expected=n_prompts,
+                             reasons=unusable_answers, empty=SCORE_TABLE.empty_table(), then=landscape_batch,
+                             then_kwargs={"model": model.name}, no_answer_fails=True, calls=_calls)
+    except ModelFailure as exc:
+        exc.info = _model_info(model, folder, steps.stages[what], None)
+        raise
+    table = table.select(SCORE_TABLE.names).cast(SCORE_TABLE)
+    table = table.sort_by([(c, "ascending") for c in ORDER])  # batches come back in any order; a rerun's rows do not
+    info = _model_info(model, folder, steps.stages[what], table)
     job.write_table("scores", table.drop_columns(["model", REPORT_COLUMN]), partition=("model", model.name))
     return table.drop_columns([REPORT_COLUMN]), info
+
+
+def _calls(table: pa.Table) -> str:
+    """What a model's calls cost, from its answers' backend reports: ``requests 12, retries 6, failures 6``."""
+    counters = merge_backend_reports(table.column(REPORT_COLUMN).to_pylist())["counters"]
+    return ", ".join(f"{k} {counters[k]}" for k in ("requests", "retries", "failures") if k in counters) or "no calls counted"
 
 
 def _model_info(model: ModelConfig, folder: str, answers: StageAnswers, table: pa.Table | None) -> dict:
@@ -190,7 +175,7 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
         from jobs.landscape.classify import CLASSIFIER_SCHEMA, classify_candidates
 
         with job.timer("classifier"):
-            verdicts, calls = classify_candidates(flags, classifier, structure, cache_root, job.opts.lost_node_timeout)
+            verdicts, calls = classify_candidates(flags, classifier, structure, ModelSteps.of(job, len(flags), cache_root))
         job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
         flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
                             on=["benchmark", "source_id"], how="left")
@@ -199,7 +184,8 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
                                       "source": cfg.classifier_prompt or "shipped"},
                            "generation": {"temperature": 0.0, "max_new_tokens": structure.max_new_tokens}, "calls": calls}
     answered = results[results["error"].isna()]
-    skips = Skips.of(results["error"].dropna())
+    skips = Skips.of(unusable_answers(pa.Table.from_pandas(results[[c for c in ERROR_COLUMNS if c in results]],
+                                                           preserve_index=False)))
     with job.timer("summary"):
         summary = build_summary(job.run_id, cfg, results, flags, correct_by_bench, items, probability, reference, verdicts,
                                 {"failed_models": failed, "rejected": manifest_extra["rejected"],
@@ -225,10 +211,8 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
                 "reference": cfg.reference, "classifier": classifier_info},
         outputs={"review_candidates": "review_candidates.csv"},
     )
-    job.write_json("manifest.json", manifest)  # kept in the partial folder if the limits below refuse the run
-    manifest["skip_limits"] = job.check_skips(len(results), len(answered), len(results) - len(answered), 0, failed,
-                                              reasons=skips, unit="model answers")
-    return job.commit(manifest)
+    return job.commit_checked(manifest, skip_limits=lambda: job.check_skips(len(results), len(answered), len(results) - len(answered),
+                                                                    0, failed, reasons=skips, unit="model answers"))
 
 
 def _rejections(rejected: list[dict]) -> dict[str, Any]:
@@ -270,21 +254,20 @@ def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
             job.write_json("manifest.json", job.manifest(**extra))
             raise JobError(f"{JOB}: no item can be scored ({len(rejected):,} left out, each with its reason in "
                            f"{job.path(DATA_DIR, 'rejected')})")
-        tables, infos, failed = [], {}, []
-        budget = SkipBudget(opts.max_skipped, n_prompts * len(models))  # every model answers every prompt row
+        tables, infos = [], {}
+        steps = ModelSteps.of(job, n_prompts * len(models), cache_root)  # every model answers every prompt row
         for i, model in enumerate(models):
             try:
                 with job.timer(f"model_{i:02d}"):
-                    table, infos[model.name] = score_model(job, prompts, n_prompts, model, cache_root, budget)
+                    table, infos[model.name] = score_model(job, steps, prompts, n_prompts, model)
                 tables.append(table)
             except ModelFailure as exc:
                 infos[model.name] = exc.info or {"spec": model.spec, "requested_settings": model.settings}
-                failed.append({"file": model.spec, "model": model.name, "error": str(exc)})
-                budget.skips.merge(exc.skips, -1)  # a model left out counts as an input, not by its answers
-                budget.planned -= n_prompts
-                if opts.on_error == "fail":
-                    job.write_json("manifest.json", job.manifest(**extra, models=infos, failed_models=failed))
-                    raise JobError(str(exc), resumable=not exc.permanent) from exc
+                stop = steps.leave_out(exc, model.name, model.spec, n_prompts)
+                if stop is not None:
+                    job.write_json("manifest.json", job.manifest(**extra, models=infos, failed_models=steps.failed))
+                    raise stop from exc
+        failed = steps.failed
         if not tables:
             job.write_json("manifest.json", job.manifest(**extra, models=infos, failed_models=failed))
             raise JobError(f"{JOB}: no model answered; first: {failed[0]['error']}")

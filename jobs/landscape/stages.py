@@ -27,7 +27,8 @@ SCORE_TABLE = pa.schema([
     ("source_id", pa.string()), ("variant", pa.int64()), ("k", pa.int64()), ("gold", pa.int64()),
     ("labels", pa.list_(pa.string())), ("option_logprobs", pa.list_(pa.float64())), ("label_mass", pa.float64()),
     ("pred", pa.int64()), ("pred_label", pa.string()), ("correct", pa.bool_()), ("ptop1", pa.float64()),
-    ("hnorm", pa.float64()), ("error", pa.string()), ("cached", pa.bool_()), (REPORT_COLUMN, pa.string()),
+    ("hnorm", pa.float64()), ("error", pa.string()), ("error_code", pa.string()), ("error_transient", pa.bool_()),
+    ("cached", pa.bool_()), (REPORT_COLUMN, pa.string()),
 ])
 
 
@@ -46,7 +47,8 @@ def prompt_batch(batch: pa.Table, template: McqaTemplate, perturbations: list[st
 
 
 def landscape_batch(batch: pa.Table, model: str) -> pa.Table:
-    """Scored prompt rows of one model as landscape rows: point, prediction, correctness, error;
+    """Scored prompt rows of one model as landscape rows: point, prediction, correctness, error (with its
+    reason code and transient flag);
     the prompt text is dropped (it is in prompts.parquet once, not once per model)."""
     table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
     cols = ("benchmark", "perturbation", "id", "source_id", "variant", "k", "gold", "option_logprobs", "error")
@@ -60,6 +62,10 @@ def landscape_batch(batch: pa.Table, model: str) -> pa.Table:
         "ptop1": pa.array(res["ptop1"].to_numpy(), pa.float64(), from_pandas=True),
         "hnorm": pa.array(res["hnorm"].to_numpy(), pa.float64(), from_pandas=True),
         "error": [None if good else str(e) for e, good in zip(res["error"], ok)],
+        # the backend's code and flag where it failed; a point the log-probs cannot give is permanent
+        "error_code": [None if good else code or "bad_logprobs"
+                       for code, good in zip(table.column("error_code").to_pylist(), ok)],
+        "error_transient": [None if good else bool(flag) for flag, good in zip(table.column("error_transient").to_pylist(), ok)],
     }
     arrays = [out[f.name] if f.name in out else table.column(f.name) for f in SCORE_TABLE]
     return pa.Table.from_arrays([a.cast(f.type) if isinstance(a, (pa.Array, pa.ChunkedArray)) else pa.array(a, f.type)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from audit.landscape.flags import attach_review_labels, flag_candidates, wrong_counts
 from audit.landscape.metrics import hnorm_correlations, model_averaged_points
+from audit.landscape.statistics import STATISTICS
 from audit.landscape.summary import GROUP, RESULT_COLUMNS, summarize
 from audit.landscape.validate import validate_wrong_answers
 from jobs.common.config import ConfigError
@@ -26,7 +27,7 @@ PROBABILITY_NOTE = {
                "distribution at the position after the prompt, restricted to the labels; label mass = Σ exp(log-likelihood), "
                "the share of the next-token probability on the letters",
     "continuations": "p = softmax over lm-eval's per-option continuation log-likelihoods (each option scored as its own "
-                     "sequence; raw, or per character with --lm-eval-normalisation length): a different distribution "
+                     "sequence; raw, or per character with --lm-eval-normalization length): a different distribution "
                      "from the final-position letter probabilities, and no label mass",
     "continuations+letters": "per task: the letter distribution with its label mass where every continuation is an option "
                              "letter, else lm-eval's per-option continuation log-likelihoods (no label mass)",
@@ -190,14 +191,17 @@ def _flag_rows(flags: pd.DataFrame) -> list[dict]:
 
 
 def _headline(table: pd.DataFrame, checked: list[dict]) -> list[dict]:
-    """Tidy rows a re-audit tracks: per benchmark, model and perturbation accuracy and MPD (with its CI
-    when sampled); per benchmark the chosen validation threshold's precision, recall and enrichment."""
+    """Tidy rows a re-audit tracks: per benchmark, model and perturbation every registered statistic marked
+    ``headline`` (``audit.landscape.statistics``: accuracy and MPD, an interval with its CI when sampled); per
+    benchmark the chosen validation threshold's precision, recall and enrichment."""
     rows = []
+    tracked = [s for s in STATISTICS.values() if s.headline]
     for r in table.to_dict("records"):
         where = f"{r['benchmark']}/{r['model']}"
-        rows.append(headline(where, f"accuracy@{r['perturbation']}", r["accuracy"]))
-        ci = (r.get("mpd_ci_low"), r.get("mpd_ci_high")) if not r.get("mpd_exact", True) else None
-        rows.append(headline(where, f"mpd@{r['perturbation']}", r["mpd"], ci))
+        for stat in tracked:
+            exact = r.get(f"{stat.name}_exact", True)
+            ci = None if exact else (r.get(f"{stat.name}_ci_low"), r.get(f"{stat.name}_ci_high"))
+            rows.append(headline(where, f"{stat.name}@{r['perturbation']}", r[stat.name], ci))
     for v in (c for c in checked if c.get("chosen")):
         rows += [headline(v["benchmark"], f"flag_{k}", v.get(k)) for k in ("precision", "recall", "enrichment") if k in v]
     return rows
@@ -230,7 +234,8 @@ def build_summary(run_id: str, cfg: LandscapeConfig, results: pd.DataFrame, flag
                      "by_status": classifier.groupby("structure_status").size().astype(int).to_dict(), "n": len(classifier)}
     return {
         "job": "landscape", "run_id": run_id, "probability": probability, "probability_note": PROBABILITY_NOTE[probability],
-        "overview": overview, "headline": _headline(table, checked), "table": records(table), "points": _points(results),
+        "overview": overview, "headline": _headline(table, checked),
+        "statistics": [s.describe() for s in STATISTICS.values()], "table": records(table), "points": _points(results),
         "hnorm_correlations": _correlations(results),
         "flags": {"from": flag_source(results), "min_wrong": cfg.min_wrong, "candidates": _flag_rows(flags),
                   "threshold": {b: {"min_wrong": int(g["min_wrong"].iloc[0]), "models": int(g["n_models"].max())}

@@ -193,7 +193,7 @@ def _run_audit(audit: Audit, opts: RunOptions, old: dict | None, old_files: pa.T
             return run(audit.config, _audit_options(opts, run_id=run_id, resume=True))
         except RunDirError as exc:  # refused before it started: the seed is not a run of anyone's
             drop_seed(opts.out, audit.job, run_id)
-            if "different configuration" not in str(exc):
+            if exc.reason != "config_mismatch":
                 raise
             run_id = new_run_id()  # the job's own configuration moved on: nothing to reuse
     return run(audit.config, _audit_options(opts, run_id=run_id, resume=False))

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from audit.contamination.sample import draw_sample
+from audit.mcqa.sample import draw_sample
 from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.benchmarks.schema import ITEM_SCHEMA
 from connectors.io.read_report import ReadReport

@@ -11,7 +11,6 @@ from audit.contamination.outcomes import check_outcomes, outcome_record
 from audit.contamination.plan import (
     Call,
     CallResult,
-    Decoding,
     ModelRoles,
     PlanConfig,
     blocked,
@@ -24,6 +23,7 @@ from audit.contamination.plan import (
 )
 from audit.contamination.prompts import PromptSet
 from audit.mcqa.items import McqaItem, format_problem
+from audit.mcqa.prompt import Decoding, Prompt
 
 PROMPTS = PromptSet.shipped()
 
@@ -85,9 +85,11 @@ def test_keys_are_a_function_of_model_prompt_and_decoding():
     assert plan == again
     for call in plan.router_calls:
         assert call.key == call_key(call.model, call.prompt, call.decoding)
-        assert "What is" in call.prompt
-    assert call_key("w", "p", Decoding()) != call_key("w", "p", Decoding(seed=1))
-    assert call_key("w", "p", Decoding()) != call_key("v", "p", Decoding())
+        assert "What is" in call.prompt.user
+    p = Prompt(user="p")
+    assert call_key("w", p, Decoding()) != call_key("w", p, Decoding(seed=1))
+    assert call_key("w", p, Decoding()) != call_key("v", p, Decoding())
+    assert call_key("w", p, Decoding()) != call_key("w", Prompt(user="p", system="s"), Decoding())
     other_prompts = PROMPTS.override(noisy_rewrite=replace(PROMPTS.noisy_rewrite, template="Rewrite: {problem}"))
     changed = plan_calls(items(2), [ModelRoles("w")], other_prompts, PlanConfig(m=2))
     assert {c.key for c in changed.router_calls if c.condition == "noisy_rewrite"}.isdisjoint(
@@ -100,10 +102,10 @@ def test_worker_call_aggregates_router_outputs_in_slot_order():
     results = {key: CallResult(text=f"output of slot {j}") for j, key in enumerate(task.router_keys)}
     call = worker_call(task, items(1)[0], results, PROMPTS)
     assert isinstance(call, Call) and call.role == "worker" and call.model == "w" and call.decoding == PlanConfig().worker
-    positions = [call.prompt.index(f"--- Report {j + 1} of 3 ---\noutput of slot {j}") for j in range(3)]
+    positions = [call.prompt.user.index(f"--- Report {j + 1} of 3 ---\noutput of slot {j}") for j in range(3)]
     assert positions == sorted(positions)
-    assert "What is 0 + 1?" not in call.prompt  # the worker never sees the original
-    assert "(A, B or C)" in call.prompt
+    assert "What is 0 + 1?" not in call.prompt.user  # the worker never sees the original
+    assert "(A, B or C)" in call.prompt.user
     assert call.key == call_key("w", call.prompt, PlanConfig().worker)
 
 
@@ -145,14 +147,15 @@ def test_worker_outcomes_by_category():
 
 def test_backend_errors_become_categories():
     assert call_result("B") == CallResult(text="B")
-    assert call_result(None, "openai:http://x#m: request timed out after 60 s") == CallResult(error="timeout")
-    assert call_result(None, "ReadTimeout") == CallResult(error="timeout")
-    assert call_result(None, "openai:http://x#m: HTTP 500 after 3 retries") == CallResult(error="failed")
+    assert call_result(None, "openai:http://x#m: request timed out after 60 s", "timeout") == CallResult(error="timeout")
+    assert call_result(None, "openai:http://x#m: HTTP 500 after 3 retries", "http_500") == CallResult(error="failed")
+    # the category is the backend's reason code, never the message's wording
+    assert call_result(None, "the model timed out its own patience", "nan_logprobs") == CallResult(error="failed")
 
 
 def test_router_prompts_differ_only_in_the_instruction():
     item = items(1)[0]
     clean, noisy = router_prompt(item, "forward_full", PROMPTS), router_prompt(item, "noisy_rewrite", PROMPTS)
-    assert format_problem(item) in clean and format_problem(item) in noisy and clean != noisy
+    assert format_problem(item) in clean.user and format_problem(item) in noisy.user and clean != noisy
     with pytest.raises(ValueError, match="no router prompt for condition 'worker'"):
         router_prompt(item, "worker", PROMPTS)

@@ -8,8 +8,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from audit.contamination.sample import draw_sample
-from audit.stats.draws import hash_keys
+from audit.mcqa.items import from_row
+from audit.mcqa.sample import draw_sample, sample_items
+from audit.stats.draws import hash_keys, stream_ids
 from connectors.benchmarks.read import read_benchmark
 from connectors.benchmarks.schema import ITEM_SCHEMA
 from connectors.benchmarks.spec import BenchmarkSpec
@@ -29,7 +30,7 @@ def table(items: list[dict]) -> pa.Table:
 def test_sample_is_the_n_smallest_shared_hash_keys_of_askable_ids():
     items = [item(i) for i in range(300)] + [item(f"bad{i}", options=()) for i in range(7)]
     sample = draw_sample([table(items)], n=25, seed=42)
-    keys = hash_keys([str(i) for i in range(300)], 42)
+    keys = hash_keys(stream_ids([str(i) for i in range(300)], "toy"), 42)  # the benchmark is the key's stream
     by_hand = sorted(range(300), key=lambda i: (int(keys[i]), str(i)))[:25]
     assert sample.ids == tuple(str(i) for i in by_hand)  # in draw order: ascending key
     assert sample.population == 307 and sample.skipped == {"too_few_options": 7}
@@ -68,3 +69,15 @@ def test_real_arc_items_are_drawn_and_lettered():
     golds = dict(zip(items.column("id").to_pylist(), items.column("gold").to_pylist()))
     for drawn in sample.items:
         assert drawn.gold_label in drawn.labels and drawn.options[drawn.gold] == golds[drawn.id][0]
+
+
+def test_the_streamed_draw_is_the_landscapes_draw_and_strict_refuses_a_short_benchmark():
+    """One sampler: the contamination audit's streamed draw holds the items the landscape's in-memory draw
+    picks from the same benchmark and seed; under strict mode a benchmark with fewer items is an error."""
+    rows = [item(i) for i in range(200)]
+    streamed = draw_sample([table(rows[:70]), table(rows[70:])], n=15, seed=9)
+    in_memory = sample_items([from_row(r) for r in rows], 15, 9)
+    assert sorted(streamed.ids) == sorted(i.id for i in in_memory)
+    assert len(sample_items([from_row(r) for r in rows[:5]], 15, 9)) == 5  # not strict: all of a short benchmark
+    with pytest.raises(ValueError, match=r"toy: asked for 15 questions but only 5 of 5 items are askable"):
+        sample_items([from_row(r) for r in rows[:5]], 15, 9, strict=True)

@@ -200,8 +200,8 @@ def test_letter_task_rows_carry_document_options_letter_probabilities_and_label_
               "resps": [[[ll, False]] for ll in lls], "filtered_resps": [[ll, i == 1] for i, ll in enumerate(lls)], "acc": 1.0}
     path = tmp_path / "pretrained__m_mmlu_math.jsonl"
     path.write_text(json.dumps([record], indent=2))
-    for normalisation in ("raw", "length"):  # letters are never length-normalised
-        (row,) = read_lm_eval_samples(str(path), "mmlu_math", normalisation, "m", "mmlu").table.to_pylist()
+    for normalization in ("raw", "length"):  # letters are never length-normalised
+        (row,) = read_lm_eval_samples(str(path), "mmlu_math", normalization, "m", "mmlu").table.to_pylist()
         assert (row["question"], row["options"], row["gold"], row["item_rule"]) == ("2+2?", ["3", "4", "5", "6"], 1, "mmlu")
         assert row["continuations"] == [" A", " B", " C", " D"] and row["probability"] == "letters"
         assert row["label_mass"] == pytest.approx(0.006) and row["option_logprobs"] == lls
@@ -209,7 +209,7 @@ def test_letter_task_rows_carry_document_options_letter_probabilities_and_label_
 
 
 @pytest.mark.parametrize("task", ["hellaswag", "arc_challenge"])
-def test_length_normalisation_reproduces_lm_evals_acc_norm_per_record(task):
+def test_length_normalization_reproduces_lm_evals_acc_norm_per_record(task):
     path = NEW / f"samples_{task}_{DATE}.jsonl"
     samples = read_lm_eval_samples(str(path), task, "length")
     for row, record in zip(samples.table.to_pylist(), records(path)):
@@ -262,21 +262,21 @@ SMOLLM2_TASKS = {"ba_mmlu_anatomy": ("letters", "mmlu", "ba_mmlu"), "ba_mmlu_ast
 def test_real_smollm2_run_a_letter_group_an_option_text_task_and_a_partial_evaluation(task):
     """lm-eval 0.4.13 itself on the smollm2 fixture (tests/fixtures/lm_eval/README.md): the letter subtasks are
     pooled into their group from group_subtasks, read as letters with their label mass; lm-eval's acc (and acc_norm
-    with length normalisation) reproduced per record and as results_<date>.json reports it."""
+    with length normalization) reproduced per record and as results_<date>.json reports it."""
     kind, rule, group = SMOLLM2_TASKS[task]
     runs = {r.task: r for r in find_lm_eval_runs(str(SMOLLM2.parent))}
     run = runs[task]
     assert (run.group, run.model, run.problem) == (group, "smollm2-135m", None)
     path = next(SMOLLM2.glob(f"samples_{task}_*.jsonl"))
     raw = records(path)
-    for normalisation in ("raw", "length"):
-        samples = read_lm_eval_samples(run.samples_path, task, normalisation, run.model, run.group)
+    for normalization in ("raw", "length"):
+        samples = read_lm_eval_samples(run.samples_path, task, normalization, run.model, run.group)
         assert samples.rejected == [] and samples.probability == kind
         table = samples.table.to_pylist()
         assert {r["item_rule"] for r in table} == {rule} and {r["group"] for r in table} == {group}
         for row, record in zip(table, raw):
             lls = [float(r[0]) for r in record["filtered_resps"]]
-            metric = "acc_norm" if normalisation == "length" and kind == "continuations" and "acc_norm" in record else "acc"
+            metric = "acc_norm" if normalization == "length" and kind == "continuations" and "acc_norm" in record else "acc"
             assert float(int(np.argmax(row["option_logprobs"])) == row["gold"]) == record[metric]
             if kind == "letters":
                 assert row["option_logprobs"] == lls and row["continuations"] == [" A", " B", " C", " D"]

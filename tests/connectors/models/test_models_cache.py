@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from audit.mcqa.prompt import Prompt
-from connectors.models.base import GenerationParams
+from connectors.models.base import Decoding
 from connectors.models.cache import ResponseCache
 from connectors.models.registry import build_backend, open_backend
 from tests.servers.completions_server import CompletionsServer
@@ -60,7 +60,7 @@ def test_weights_saved_over_the_old_ones_get_fresh_answers_not_the_cached_ones(t
 def test_rerun_against_the_server_makes_zero_http_requests(tmp_path):
     with CompletionsServer(str(shared_tiny_lm())) as server:
         spec = f"openai:{server.base_url}#tiny"
-        params = GenerationParams(max_new_tokens=4)
+        params = Decoding(max_new_tokens=4)
         first = open_backend(spec, {"label_method": "echo"}, cache_root=str(tmp_path))
         a = first.choice_logprobs(PROMPTS, LABELS)
         g = first.generate(PROMPTS[:2], params)
@@ -80,7 +80,7 @@ def test_failed_items_are_not_cached_and_sampling_without_seed_is_never_cached(t
     backend = open_backend("openai:http://127.0.0.1:9/v1#m", {"max_retries": 0, "timeout_s": 1}, cache_root=str(tmp_path))
     assert backend.choice_logprobs(PROMPTS[:1], LABELS[:1])[0].error
     assert backend.counters["files_written"] == 0
-    assert not GenerationParams(temperature=0.7).deterministic and GenerationParams(temperature=0.7, seed=1).deterministic
+    assert not Decoding(temperature=0.7).deterministic and Decoding(temperature=0.7, seed=1).deterministic
 
 
 def test_concurrent_writers_never_clobber_each_other(tmp_path):

@@ -124,9 +124,9 @@ def test_too_long_prompts_and_missing_weights(tmp_path):
 
 
 def test_greedy_generation_is_deterministic_and_counts_tokens(backend):
-    from connectors.models.base import GenerationParams
+    from connectors.models.base import Decoding
 
-    params = GenerationParams(max_new_tokens=12)
+    params = Decoding(max_new_tokens=12)
     first = backend.generate(QUESTIONS, params)
     again = backend.generate(QUESTIONS[::-1], params)[::-1]
     for a, b in zip(first, again):

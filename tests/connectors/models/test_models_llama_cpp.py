@@ -112,7 +112,7 @@ def test_a_prompt_beyond_the_context_window_is_that_items_error_and_not_retried(
     ok, too_long = backend.choice_logprobs([mcqa_items(1)[0][0], long], [list("ABCD"), list("AB")])
     assert ok.error is None and "HTTP 400" in too_long.error and "maximum context length is 2048 tokens" in too_long.error
     assert backend.counters["retries"] == 0 and backend.counters["failures"] == 1
-    from connectors.models.base import GenerationParams
+    from connectors.models.base import Decoding
 
-    (text,) = backend.generate([mcqa_items(1)[0][0]], GenerationParams(max_new_tokens=16))
+    (text,) = backend.generate([mcqa_items(1)[0][0]], Decoding(max_new_tokens=16))
     assert text.error is None and text.text and 0 < text.completion_tokens <= 16 and text.finish_reason in ("stop", "length")

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from audit.mcqa.prompt import Prompt
-from connectors.models.base import CapabilityError, GenerationParams
+from connectors.models.base import CapabilityError, Decoding
 from connectors.models.registry import build_backend
 from tests.servers.completions_server import CompletionsServer
 from tests.servers.tiny_lm import shared_tiny_lm
@@ -113,7 +113,7 @@ def test_api_key_is_sent_but_never_in_settings_repr_or_errors(monkeypatch):
 
 
 def test_generation_matches_the_hf_backend(server):
-    params = GenerationParams(max_new_tokens=8)
+    params = Decoding(max_new_tokens=8)
     remote = build_backend(f"openai:{server.base_url}#tiny").generate(QUESTIONS, params)
     local = build_backend(f"hf:{shared_tiny_lm()}").generate(QUESTIONS, params)
     assert [g.text for g in remote] == [g.text for g in local]

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from audit.mcqa.prompt import Prompt
-from connectors.models.base import GenerationParams
+from connectors.models.base import Decoding
 from connectors.models.batches import generate_prompt_batch, row_params
 from connectors.models.hf import RowSampler
 from connectors.models.registry import build_backend, open_backend
@@ -25,8 +25,8 @@ def hf():
     return build_backend(f"hf:{shared_tiny_lm()}", {"batch_size": 8})
 
 
-def sampled(seed: int | None, tokens: int = 8) -> GenerationParams:
-    return GenerationParams(max_new_tokens=tokens, temperature=0.9, top_p=0.9, seed=seed)
+def sampled(seed: int | None, tokens: int = 8) -> Decoding:
+    return Decoding(max_new_tokens=tokens, temperature=0.9, top_p=0.9, seed=seed)
 
 
 def test_a_seeded_row_samples_the_same_text_alone_or_in_any_batch(hf):
@@ -42,7 +42,7 @@ def test_a_seeded_row_samples_the_same_text_alone_or_in_any_batch(hf):
 
 
 def test_mixed_greedy_and_sampled_rows_keep_their_order_and_settings(hf):
-    greedy = GenerationParams(max_new_tokens=3)
+    greedy = Decoding(max_new_tokens=3)
     mixed = hf.generate_each(PROMPTS, [greedy, sampled(4, tokens=6), greedy])
     assert [g.text for g in mixed][::2] == [g.text for g in hf.generate([PROMPTS[0], PROMPTS[2]], greedy)]
     assert mixed[1].text == hf.generate([PROMPTS[1]], sampled(4, tokens=6))[0].text
@@ -75,15 +75,15 @@ def test_row_sampler_draws_from_the_tempered_nucleus():
 def test_prompt_batch_columns_set_each_rows_decoding_and_seeded_rows_are_cached(tmp_path):
     batch = pa.table({"id": ["a", "b", "c"], "system": [None] * 3, "user": [p.user for p in PROMPTS], "answer_prefix": [""] * 3,
                       "max_new_tokens": [2, 5, None], "temperature": [0.0, 0.9, 0.9], "seed": [None, 3, None]})
-    params = row_params(batch, GenerationParams(max_new_tokens=4))
-    assert params == [GenerationParams(max_new_tokens=2), GenerationParams(max_new_tokens=5, temperature=0.9, seed=3),
-                      GenerationParams(max_new_tokens=4, temperature=0.9)]
-    assert row_params(batch.drop_columns(["max_new_tokens", "temperature", "seed"]), GenerationParams()) is None
+    params = row_params(batch, Decoding(max_new_tokens=4))
+    assert params == [Decoding(max_new_tokens=2), Decoding(max_new_tokens=5, temperature=0.9, seed=3),
+                      Decoding(max_new_tokens=4, temperature=0.9)]
+    assert row_params(batch.drop_columns(["max_new_tokens", "temperature", "seed"]), Decoding()) is None
     backend = open_backend(f"hf:{shared_tiny_lm()}", {"batch_size": 4}, cache_root=str(tmp_path))
-    first = generate_prompt_batch(backend, batch, GenerationParams(max_new_tokens=4))
+    first = generate_prompt_batch(backend, batch, Decoding(max_new_tokens=4))
     assert [t <= n for t, n in zip(first.column("completion_tokens").to_pylist(), (2, 5, 4))] == [True] * 3
     again = open_backend(f"hf:{shared_tiny_lm()}", {"batch_size": 4}, cache_root=str(tmp_path))
-    second = generate_prompt_batch(again, batch, GenerationParams(max_new_tokens=4))
+    second = generate_prompt_batch(again, batch, Decoding(max_new_tokens=4))
     # greedy and seeded rows come from the cache; sampling without a seed is never cached
     assert second.column("cached").to_pylist() == [True, True, False]
     assert second.column("text").to_pylist()[:2] == first.column("text").to_pylist()[:2]

@@ -7,7 +7,7 @@ import io
 import pandas as pd
 import pytest
 
-from jobs.common.answers import SkipBudget, Skips, reason_code, transient
+from jobs.common.answers import SkipBudget, Skips, Unusable, reason_code
 from jobs.common.progress import AnswerProgress
 from jobs.landscape.summary import LOW_LABEL_MASS, label_mass_warnings
 
@@ -30,43 +30,48 @@ def test_a_reason_code_drops_particulars_and_keeps_digits_inside_words(reason, c
     assert reason_code(reason) == code
 
 
-def test_transient_reasons_are_the_ones_a_rerun_may_not_meet():
-    assert transient("openai:x: POST http://h/v1/completions failed after 4 retries: HTTP 503: busy")
-    assert transient("POST http://h/v1/completions failed after 0 retries: timed out after 3 s")
-    assert not transient("openai:x: POST http://h/v1/completions failed: HTTP 404: no such model")  # not retried: stays
-    assert not transient("prompt is 40 tokens; hf:/m takes at most 8")
-    assert not transient("NaN log-probs from the model at the final position")
+def one(message: str, code: str = "error", transient: bool = False) -> Unusable:
+    return Unusable(message, code, transient)
+
+
+def test_transience_is_the_flag_set_where_the_answer_failed_never_its_wording():
+    skips = Skips.of([one("POST u failed after 4 retries: HTTP 503: busy", "http_503", True),
+                      one("the model timed out in its own words", "unparsable", False), None])
+    assert skips.transient == 1 and skips.codes == {"http_503": 1, "unparsable": 1}
+    assert skips.to_json()["by_code"] == {"http_503": 1, "unparsable": 1}
 
 
 def test_skips_name_the_top_reasons_the_first_in_full_and_the_fix():
-    skips = Skips.of([f"prompt is {n} tokens; hf:/m takes at most 8" for n in (40, 41, 42)] + ["NaN log-probs", None])
+    skips = Skips.of([one(f"prompt is {n} tokens; hf:/m takes at most 8", "prompt_too_long") for n in (40, 41, 42)]
+                     + [one("NaN log-probs", "nan_logprobs"), None])
     assert skips.total == 4 and skips.by_reason == {"prompt is N tokens; hf:/m takes at most N": 3, "NaN log-probs": 1}
     text = skips.top()
     assert text.startswith("3 × prompt is N tokens; hf:/m takes at most N (first: prompt is 40 tokens; hf:/m takes at most 8)"
                            " · 1 × NaN log-probs; fix: prompts (with the tokens to generate) longer than the model's context")
     assert """--model-settings '{"max_length": N}'""" in text and "resuming cannot help" in text
-    label = Skips.of(["label(s) [' A'] not among the top-5 log-probs the endpoint returned; use label_method='echo' for exact "
-                      "values"])
+    label = Skips.of([one("label(s) [' A'] not among the top-5 log-probs the endpoint returned; use label_method='echo' for "
+                          "exact values", "label_not_in_top_logprobs")])
     assert """fix: the endpoint's top log-probs do not hold every option label: score each label itself with \
 --model-settings '{"label_method": "echo"}'""" in label.top()
-    many = Skips.of([f"reason{c}" for c in "abcde"])
+    many = Skips.of([one(f"reason{c}") for c in "abcde"])
     assert many.top().endswith("· 2 more reason(s) in manifest.json")
 
 
 def test_resume_helps_only_when_the_permanent_failures_alone_fit_the_limit():
-    timeouts = ["POST u failed after 1 retries: timed out after 2 s"] * 5
+    timeouts = [one("POST u failed after 1 retries: timed out after 2 s", "timeout", True)] * 5
+    nan = one("NaN log-probs", "nan_logprobs")
     assert Skips.of(timeouts).resumable(allowed=0)
-    assert Skips.of(timeouts + ["NaN log-probs"]).resumable(allowed=1)
-    assert not Skips.of(timeouts + ["NaN log-probs"] * 2).resumable(allowed=1)
-    assert not Skips.of(["NaN log-probs"] * 3).resumable(allowed=10)  # nothing a rerun would change
+    assert Skips.of(timeouts + [nan]).resumable(allowed=1)
+    assert not Skips.of(timeouts + [nan] * 2).resumable(allowed=1)
+    assert not Skips.of([nan] * 3).resumable(allowed=10)  # nothing a rerun would change
 
 
 def test_the_budget_is_floor_of_the_share_of_planned_answers_and_a_model_left_out_is_taken_back():
     budget = SkipBudget(0.01, 601)
     assert budget.allowed == 6
-    budget.skips.merge(Skips.of(["NaN"] * 6))
+    budget.skips.merge(Skips.of([one("NaN")] * 6))
     assert not budget.exceeded()
-    left_out = Skips.of(["NaN"])
+    left_out = Skips.of([one("NaN")])
     budget.skips.merge(left_out)
     assert budget.exceeded()
     budget.skips.merge(left_out, -1)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from jobs.cli import main
+from jobs.common.job import JobRun
 from tests.builders import cell_text
 from tests.jobs.contamination.test_contamination_job import WORDS, write_benchmark
 from tests.servers.tiny_lm import shared_tiny_lm
@@ -62,7 +63,8 @@ def test_router_calls_longer_than_the_context_fail_the_run_early_and_the_report_
     assert "<svg" not in report and "Models above baseline" not in report
 
 
-def test_unparsable_worker_answers_fail_the_run_and_within_the_limit_are_shown(ray_local, bench, tmp_path, capsys):
+def test_unparsable_worker_answers_fail_the_run_and_within_the_limit_are_shown(ray_local, bench, tmp_path, capsys,
+                                                                              monkeypatch):
     code = main(argv(bench, tmp_path / "runs"))  # the random tiny model answers without a letter
     err = capsys.readouterr().err
     assert code == 2 and "× unparsable worker answer" in err and "--resume" not in err
@@ -70,7 +72,15 @@ def test_unparsable_worker_answers_fail_the_run_and_within_the_limit_are_shown(r
                      r"unusable)", err)
 
     args = argv(bench, tmp_path / "runs", "--max-skipped", "1")
+    written, write_json = [], JobRun.write_json
+
+    def counted(job: JobRun, name: str, data: object) -> None:
+        written.append(name)
+        write_json(job, name, data)
+
+    monkeypatch.setattr(JobRun, "write_json", counted)
     assert main(args) == 0
+    assert written.count("manifest.json") == 1  # written once, when the run is committed
     out, err = capsys.readouterr()
     warning = re.search(r"contamination: warning: (\d+) of (\d+) model answers unusable \([\d.]+%, within --max-skipped 1\): "
                         r"(\d+) × unparsable worker answer", err)
@@ -84,5 +94,7 @@ def test_unparsable_worker_answers_fail_the_run_and_within_the_limit_are_shown(r
     assert "Unusable answers by reason" in report
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["calls"]["worker"]["unusable"]["by_reason"]["unparsable worker answer"] == int(warning.group(3))
+    # answers come back, and are counted with progress, batch by batch (--batch-size 3): not the stage as one batch
+    assert manifest["model_calls"][f"router hf:{shared_tiny_lm()}"]["batches"] == 3
     # a rerun of it, every call from the response cache: test_contamination_job.py::
     # test_hf_tiny_model_end_to_end_and_a_rerun_served_by_the_cache (the same model and sizes, computed 0)

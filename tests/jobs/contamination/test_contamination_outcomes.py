@@ -135,3 +135,21 @@ def test_roles_settings_and_prompt_overrides(tmp_path):
     (folder / "noisy_rewrite.txt").unlink()
     with pytest.raises(ValueError, match="none of .*found"):
         ContaminationConfig(benchmark=["a:arc:x.jsonl"], worker_model=["hf:a"], prompts=str(folder)).prompt_set()
+
+
+def test_models_are_declared_as_landscape_declares_them(tmp_path):
+    """A --models YAML list (the landscape's) gives a model its own settings and pool; --worker-model and
+    --router-model name its entries; a model given by spec takes --model-settings, --batch-size and --actors."""
+    models = tmp_path / "models.yaml"
+    models.write_text("- spec: openai:http://h:1/v1#big\n  name: big\n  settings: {concurrency: 8}\n  batch_size: 4\n"
+                      "  actors: 3\n")
+    cfg = ContaminationConfig(benchmark=["a:arc:x.jsonl"], models=str(models), worker_model=["big", "hf:a"],
+                              router_model=["big"], model_settings='{"hf": {"dtype": "float32"}}', batch_size=5)
+    assert [(r.worker, r.router_model) for r in cfg.roles()] == [("big", "big"), ("hf:a", "big")]
+    big, small = cfg.model_stage("big"), cfg.model_stage("hf:a")
+    assert (big.spec, big.settings, big.batch_size, big.max_actors) == ("openai:http://h:1/v1#big", {"concurrency": 8}, 4, 3)
+    assert (small.spec, small.settings, small.batch_size, small.max_actors) == ("hf:a", {"dtype": "float32"}, 5, None)
+    with pytest.raises(ValueError, match="nobody"):  # neither an entry's name nor a spec
+        ContaminationConfig(benchmark=["a:arc:x.jsonl"], models=str(models), worker_model=["nobody"])
+    with pytest.raises(ValueError, match="--models applies only|cannot apply"):
+        ContaminationConfig(outcomes=["x.parquet"], models=str(models))

@@ -1,5 +1,5 @@
 """``benchaudit landscape --from-lm-eval``: items from the documents (so ``--reference`` matches them), letter tasks
-with their label mass (so the label-mass warning fires), ``--lm-eval-normalisation``, a doc_id beyond 64 bits as
+with their label mass (so the label-mass warning fires), ``--lm-eval-normalization``, a doc_id beyond 64 bits as
 that record's rejection; on the real trained-model logs (when present) the MMLU-Redux matches and label mass."""
 from __future__ import annotations
 
@@ -105,20 +105,20 @@ def test_review_sheet_shows_document_option_texts_not_letters(redux_anatomy, tmp
         assert line["question"] == q["question"] and line["options"] == " | ".join(q["options"])
 
 
-def test_length_normalisation_flag_divides_continuation_log_likelihoods(tmp_path, capsys):
+def test_length_normalization_flag_divides_continuation_log_likelihoods(tmp_path, capsys):
     root = tmp_path / "logs"
     (root / "m").mkdir(parents=True)
     for name in (f"samples_hellaswag_{DATE}.jsonl", f"results_{DATE}.json"):
         (root / "m" / name).write_bytes((FIXTURES / "v0.4.13" / "benchaudit__tiny-llama" / name).read_bytes())
     _, raw, _ = run(["--from-lm-eval", str(root), "--out", str(tmp_path / "a")], capsys)
-    _, norm, manifest = run(["--from-lm-eval", str(root), "--lm-eval-normalisation", "length", "--out", str(tmp_path / "b")],
+    _, norm, manifest = run(["--from-lm-eval", str(root), "--lm-eval-normalization", "length", "--out", str(tmp_path / "b")],
                             capsys)
     results = json.loads((FIXTURES / "v0.4.13" / "benchaudit__tiny-llama" / f"results_{DATE}.json").read_text())
     assert raw["probability"] == norm["probability"] == "continuations"
     assert raw["table"][0]["accuracy"] == pytest.approx(results["results"]["hellaswag"]["acc,none"])
     assert norm["table"][0]["accuracy"] == pytest.approx(results["results"]["hellaswag"]["acc_norm,none"])
-    assert manifest["lm_eval"]["runs"][0]["normalisation"] == "length"
-    assert main(["landscape", "--model", "hf:/x", "--lm-eval-normalisation", "length", "--out", str(tmp_path)]) == 2
+    assert manifest["lm_eval"]["runs"][0]["normalization"] == "length"
+    assert main(["landscape", "--model", "hf:/x", "--lm-eval-normalization", "length", "--out", str(tmp_path)]) == 2
 
 
 def test_a_doc_id_beyond_64_bits_is_that_records_rejection_naming_file_and_line(tmp_path, capsys):
