@@ -77,7 +77,7 @@ class Traces:
 
     ids: np.ndarray
     models: np.ndarray
-    texts: list[object]
+    texts: list[str | None]
     correct: np.ndarray | None
     source: str
     files: list[FileRef]

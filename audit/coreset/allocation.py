@@ -56,7 +56,7 @@ def largest_remainder(residual: int, spare: np.ndarray) -> np.ndarray:
 
 
 def allocate(
-    populations: Sequence[int], budget: int, hard_reserve_fraction: float | None, source: str = "allocation"
+    populations: Sequence[int] | np.ndarray, budget: int, hard_reserve_fraction: float | None, source: str = "allocation"
 ) -> np.ndarray:
     """Rows to draw per negative stratum, ``populations = [N_hard, N_easy_1, ..., N_easy_k]``.
 

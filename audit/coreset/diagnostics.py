@@ -8,6 +8,8 @@ to the population when needed; ``weights`` arguments do that).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -184,7 +186,7 @@ def failure_taxonomy(categories_by_model: dict[str, np.ndarray]) -> pd.DataFrame
     rows = []
     for model, categories in categories_by_model.items():
         counts = pd.Series(categories).value_counts()
-        row = {"model": model, "n": len(categories)}
+        row: dict[str, Any] = {"model": model, "n": len(categories)}
         for c in FAILURE_CATEGORIES:
             row[c] = int(counts.get(c, 0))
             row[f"{c}_share"] = row[c] / len(categories) if len(categories) else np.nan

@@ -189,7 +189,7 @@ def percentiles_over_blocks(
     if n == 0:
         raise ValueError("percentiles need at least one value, got none in any block")
     return exact_percentiles(
-        lambda edges: sum(count_below(b, edges) for b in nonempty),
+        lambda edges: np.asarray(sum(count_below(b, edges) for b in nonempty)),
         lambda lo, hi: np.concatenate([values_in_buckets(b, lo, hi) for b in nonempty]),
         n,
         percentiles,

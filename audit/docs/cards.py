@@ -126,7 +126,10 @@ def markdown_passages(text: str, first_line: int = 1) -> tuple[tuple[Passage, ..
         bold = None if heading else _BOLD_LINE.match(line)
         if heading or bold:
             flush()
-            level, name = (len(heading.group(1)), heading.group(2).strip()) if heading else (7, bold.group(1).strip())
+            if heading:
+                level, name = len(heading.group(1)), heading.group(2).strip()
+            elif bold:
+                level, name = 7, bold.group(1).strip()
             if level == 1 and not title and not passages:
                 title = name  # the document title is not a section: "Dataset Card for X" frames everything
                 continue

@@ -181,8 +181,8 @@ def _shared_region_names(regions: pd.DataFrame, share: float) -> tuple[set[tuple
         # only names that can normalize to a wanted one (lower-cased, or holding punctuation)
         places = [(n, c, p) for n, c, p in namesake_places()
                   if n.lower() in wanted or fold_diacritics(n.lower()) in wanted or not n.replace(" ", "").isalpha()]
-        names, codes, pops = zip(*places)
-        for norm, code, pop in zip(alias_norms(list(names)), codes, pops):
+        names, codes, town_pops = zip(*places)
+        for norm, code, pop in zip(alias_norms(list(names)), codes, town_pops):
             for form in {norm, fold_diacritics(norm)} & wanted:
                 towns[form][code] += pop
     minor: set[tuple[str, str]] = set()

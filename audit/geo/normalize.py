@@ -14,6 +14,7 @@ boundaries, and two adjacent tokens ("france germany") never compete for one sep
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -101,7 +102,7 @@ def _normalize_ascii(texts: pa.StringArray, lower: bool) -> pa.StringArray:
     return pa.StringArray.from_buffers(n, pa.py_buffer(out_offsets), pa.py_buffer(out), validity, texts.null_count)
 
 
-def alias_norms(values: list[str | None]) -> list[str]:
+def alias_norms(values: Sequence[str | None]) -> list[str]:
     """The lexicon's ``alias_norm`` of each value: normalized, its tokens joined by one space, no padding
     (a missing value gives ""). The normalized form's separators are exactly ``SEP``, so this is a trim
     and a replace."""

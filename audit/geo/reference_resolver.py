@@ -69,7 +69,7 @@ class RegexResolver:
         if len(scores) == 1:
             return next(iter(scores)), "single_country", distinct
         if ranked[0] > ranked[1]:
-            return max(scores, key=scores.get), "weighted_majority", distinct
+            return max(scores, key=scores.__getitem__), "weighted_majority", distinct
         return None, "ambiguous", distinct
 
 

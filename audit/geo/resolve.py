@@ -448,7 +448,7 @@ def _case_ok(rule: int, lower, cased, start: int, end: int) -> bool:
     return text == text.upper()
 
 
-def _tokens_before(lower, rec_start: int, start: int) -> list[bytes]:
+def _tokens_before(lower, rec_start: int, start: int) -> list[str]:
     lo = max(rec_start, start - 40)
     return [t.decode("utf-8", "replace") for t in bytes(lower[lo:start]).split()[-_LOCATIVE_TOKENS:]]
 

@@ -138,6 +138,7 @@ class GeoStage:
         if not self.with_records:
             return pa.table({})
         tld_country = pc.take(cctld_table()[1], pa.array(tld, mask=tld < 0))
+        assert res.tier is not None, "CountryResolver.resolve always sets the tier"
         return pa.Table.from_arrays(
             [items.column("record_id"), group, res.country, res.outcome.cast(pa.string()), res.score, tld_country,
              res.matches, res.tier.cast(pa.string())],

@@ -160,7 +160,7 @@ def collocations(wn: WordNet, aliases: set[str]) -> pd.DataFrame:
         if senses and all(senses):
             lemma = next(_written(w) for s in wn.senses[noun_keys[0]] for w in wn.synsets[s].words
                          if fold_diacritics(alias_norms([_written(w).replace("_", " ")])[0]) == norm)
-            rows.append((norm, lemma.replace("_", " "), ";".join(sorted(set(senses))), ";".join(inside)))
+            rows.append((norm, lemma.replace("_", " "), ";".join(sorted({s for s in senses if s})), ";".join(inside)))
     return pd.DataFrame(rows, columns=COLLOCATION_COLUMNS)
 
 

@@ -136,9 +136,9 @@ class _Lexicon:
                 target = self.phrases[" ".join(m.group(0).lower().split())]
                 edits.append(Edit(m.start(), m.end(), _match_case(m.group(0), target)))
         for m in _WORD.finditer(text):
-            target = self.words.get(m.group(0).lower())
-            if target is not None and not any(e.start < m.end() and m.start() < e.end for e in edits):
-                edits.append(Edit(m.start(), m.end(), _match_case(m.group(0), target)))
+            word = self.words.get(m.group(0).lower())
+            if word is not None and not any(e.start < m.end() and m.start() < e.end for e in edits):
+                edits.append(Edit(m.start(), m.end(), _match_case(m.group(0), word)))
         return edits
 
 

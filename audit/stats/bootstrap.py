@@ -119,7 +119,7 @@ def _inert_clusters(num_sums: np.ndarray, den_sums: np.ndarray) -> tuple[np.ndar
     many* were drawn, not which: items without a signal (``num = den = 0``) in a share, or items
     without a signal (``num = 0, den = 1``) in a coverage.
     """
-    zero_num = ~num_sums.any(axis=1)
+    zero_num = np.asarray(~num_sums.any(axis=1))
     if not zero_num.any():
         return zero_num, np.zeros(den_sums.shape[1])
     rows, counts = np.unique(den_sums[zero_num], axis=0, return_counts=True)

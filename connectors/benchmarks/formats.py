@@ -19,8 +19,8 @@ import itertools
 import json
 import re
 from collections import deque
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, cast
 
 import fsspec
 import pyarrow as pa
@@ -58,7 +58,8 @@ def open_text(path: str, encoding: str) -> io.TextIOWrapper:
     handle = open_input(path)
     if encoding.lower().replace("-", "").replace("_", "") == "utf8":
         encoding = "utf-8-sig"
-    return io.TextIOWrapper(handle, encoding=encoding, errors="surrogateescape", newline="")
+    # typeshed's _WrappedBuffer protocol asks for a ``name`` that BufferedIOBase does not declare (TextIOWrapper runs without it)
+    return io.TextIOWrapper(handle, encoding=encoding, errors="surrogateescape", newline="")  # type: ignore[arg-type]
 
 
 def undecodable(text: str) -> bool:
@@ -89,6 +90,7 @@ def csv_records(path: str, encoding: str, headerless: tuple[str, ...] = ()) -> t
 
     def rows() -> Records:
         with handle:
+            source: Iterable[str]
             if no_header:
                 source, offset, lines = itertools.chain([first], handle), 0, 0
             else:
@@ -121,6 +123,7 @@ class _CsvRows:
 
     def __next__(self) -> str:
         """The csv module's line source: lines pushed back first; may resume after the end once refilled."""
+        line: str | None
         if self.pending:
             line = self.pending.popleft()
         else:
@@ -218,7 +221,7 @@ def _lines_records(path: str, encoding: str) -> tuple[list[str], Records]:
     first = next((r for r in head if not isinstance(r, BadRecord)), None)
     if first is None:
         if head:  # no line is a record: the file is not JSON Lines (or not in this encoding)
-            raise BenchmarkError(f"{head[0].error} (and none of the {len(head) - 1} lines after it is a record)")
+            raise BenchmarkError(f"{cast(BadRecord, head[0]).error} (and none of the {len(head) - 1} lines after it is a record)")
         return [], iter(())
     return _columns_of([first], path), itertools.chain(head, records)
 
@@ -339,7 +342,8 @@ def drop_official(path: str, encoding: str) -> dict | None:
 def _is_json_lines(text: str, probe: int = 5) -> bool:
     """True when the text has more than one non-empty line and one of its first lines is an object
     on its own (no line of a pretty-printed document is; one written on one line is one line)."""
-    lines, start = [], 0
+    lines: list[str] = []
+    start = 0
     while len(lines) <= probe and start < len(text):
         end = text.find("\n", start)
         end = len(text) if end < 0 else end

@@ -13,12 +13,12 @@ official scorer's order); DROP's validated answers are not carried.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from connectors.benchmarks.formats import (
     RecordReader,
+    Records,
     csv_records,
     drop_json_records,
     guess_format,
@@ -59,7 +59,7 @@ def _letter_options(record: Record, ref: RowRef, key: str, options_col: str) -> 
 
 
 def read_records(path: str, fmt: str | None, preset: Preset | None, split: str | None,
-                 encoding: str) -> tuple[list[str], Iterator[Record]]:
+                 encoding: str) -> tuple[list[str], Records]:
     """(column names, records) of one file, through the preset's own reader if it has one."""
     fmt = fmt or guess_format(path)
     if preset and fmt in preset.readers:

@@ -100,7 +100,7 @@ def pick(options: list[str], key: object, ref: RowRef, column: str,
     if labels is not None:
         if key not in labels:
             raise ref.error(column, f"answer {key!r} is not one of the labels {list(labels)}")
-        index = list(labels).index(key)
+        index = next(i for i, label in enumerate(labels) if label == key)
     elif isinstance(key, int) and not isinstance(key, bool):
         index = key
     elif isinstance(key, str) and key.strip().isdigit():

@@ -1,11 +1,11 @@
 """What to read as one benchmark: inputs plus a preset or a field mapping."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from connectors.benchmarks.choices import FORMATS
+from connectors.benchmarks.formats import Records
 from connectors.benchmarks.presets import PRESETS, read_records
 from connectors.benchmarks.schema import BenchmarkError, FieldMapping, Layout
 
@@ -45,7 +45,7 @@ class BenchmarkSpec:
     def benchmark_name(self) -> str:
         return self.name or self.preset or Path(self.inputs[0].rstrip("/")).name.split(".")[0]
 
-    def read_records(self, path: str) -> tuple[list[str], Iterator[dict]]:
+    def read_records(self, path: str) -> tuple[list[str], Records]:
         """(column names, records) of one input file, through the preset's reader if it has one."""
         preset = PRESETS[self.preset] if self.preset else None
         return read_records(path, self.format, preset, self.split, self.encoding)

@@ -245,7 +245,7 @@ def _read_jsonl(shard: Shard, spec: CorpusSpec, report: ReadReport, with_ids: bo
                 continue
             else:
                 value, reason = _json_line(raw)
-                rows.append(value if reason is None else {})
+                rows.append(value if value is not None else {})  # (object, None) or (None, reason)
                 reasons.append(reason)
             if len(rows) == BATCH_ROWS:
                 yield _rows_to_items(rows, spec, shard.source, row, reasons, with_ids)

@@ -23,7 +23,7 @@ column found in no file at all (a misspelt flag, not a predictor without it).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -129,7 +129,8 @@ def _present_columns(name: str, files: list[FileRef], columns: PredictionColumns
             raise TargetError(f"{lacking[0]}: column {column!r} not found, but other files of predictor {name!r} "
                               "have it; expected it in every file or in none")
         if not any(has):
-            columns = replace(columns, **{field: None})
+            dropped: dict[str, Any] = {field: None}
+            columns = replace(columns, **dropped)
     return columns
 
 

@@ -5,6 +5,7 @@ import csv
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 import pyarrow as pa
@@ -103,5 +104,5 @@ def export_lexicon(lexicon: Lexicon, to: str, rejected_to: str | None = None,
         csv_frame(lexicon.entries.to_pandas()).to_csv(to, index=False)
     if rejected_to:
         rejected = lexicon.rejected if not lexicon.rejected.empty else \
-            build_lexicon(LexiconConfig(profile=lexicon.profile), on_stage).rejected
+            build_lexicon(LexiconConfig(profile=cast(Profile, lexicon.profile)), on_stage)  # LexiconConfig checks it.rejected
         csv_frame(rejected).to_csv(rejected_to, index=False)

@@ -24,11 +24,11 @@ value spanning lines: it is read as such, as any CSV reader would.
 from __future__ import annotations
 
 import csv
+import io
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -74,7 +74,7 @@ def header_names(line: bytes, delimiter: str, quoted: bool) -> list[str]:
     return next(csv.reader([text], delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE), [])
 
 
-def read_pieces(handle: BinaryIO, names: list[str], dialect: Dialect, report: ReadReport, offset: int = 0,
+def read_pieces(handle: io.BufferedIOBase, names: list[str], dialect: Dialect, report: ReadReport, offset: int = 0,
                 strip_bom: bool = False) -> Iterator[Piece]:
     """Parse the rest of ``handle`` (starting at byte ``offset`` of the text) piece by piece.
 

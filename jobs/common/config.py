@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -102,7 +102,10 @@ def describe_validation(model: type[BaseModel], exc: ValidationError) -> str:
     return "; ".join(dict.fromkeys(lines))
 
 
-def validated(model: type[BaseModel], values: dict, context: str) -> BaseModel:
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def validated(model: type[ModelT], values: dict, context: str) -> ModelT:
     """``model(**values)`` with a one-line error naming ``context`` (a YAML entry, a flag value)."""
     try:
         return model(**values)
@@ -133,7 +136,7 @@ def check_choices(names: list[str] | tuple[str, ...], known: tuple[str, ...], wh
         raise ValueError(f"unknown {what} {unknown}; known: {', '.join(known)}" if unknown else f"give at least one {what}")
 
 
-def read_entries(model: type[BaseModel], path: str, what: str) -> list:
+def read_entries(model: type[ModelT], path: str, what: str) -> list[ModelT]:
     """The entries of a YAML list file (``--corpora``, ``--benchmarks``, ``--models``), each validated
     into ``model`` with an error naming the file and entry. The file is read when the config is
     built (a run), never while flags are parsed."""

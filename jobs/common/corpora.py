@@ -42,6 +42,7 @@ class CorpusConfig(BaseModel):
         else:
             from connectors.captions.corpus import detect_format  # lists the files: at run time, not while parsing flags
 
+            assert self.text is not None, "the validator requires --preset or --text-column"
             base = CorpusSpec(self.name, tuple(self.paths), self.format or detect_format(self.paths), ColumnMapping(text=self.text))
         m = base.mapping
         mapping = ColumnMapping(

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from jobs.common.config import Alias, ConfigError, Flag, RunOptions, describe_validation, flag_of
+from jobs.common.config import Alias, ConfigError, Flag, ModelT, RunOptions, describe_validation, flag_of
 from jobs.common.registry import Lazy, lookup
 
 
@@ -259,7 +259,7 @@ def walk(entries: Sequence[Command | Lazy], prefix: tuple[Command, ...] = ()) ->
         yield from walk(path[-1].subcommands, path)
 
 
-def make_config(model: type[BaseModel], given: dict[str, Any]) -> BaseModel:
+def make_config(model: type[ModelT], given: dict[str, Any]) -> ModelT:
     """Validate the given options into ``model``; a failure names the flag, not pydantic's location."""
     values = {k: v for k, v in given.items() if k in model.model_fields}
     try:

@@ -117,7 +117,7 @@ def _x_labels(runs: list) -> dict[str, str]:
 def _trends(job: str, runs: list) -> list[str]:
     """A plot per headline metric, one line per input *and config*: runs with other options measure
     something else, so their points are never joined into one line."""
-    series: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
+    series: dict[str, dict[str, list[tuple[str, float | None]]]] = defaultdict(lambda: defaultdict(list))
     done = sorted((r for r in runs if r.status == "complete"), key=lambda e: (e.started_at or "", e.run_id))
     x, configs = _x_labels(done), config_groups(done)
     for r in done:

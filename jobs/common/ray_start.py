@@ -139,7 +139,7 @@ def _errors_to_debug_log() -> None:
         for line in data.get("lines", []):
             ray_log.debug("(%s) %s", data.get("pid", "ray"), line)
 
-    to_debug_log.benchaudit_debug_log = True
+    setattr(to_debug_log, "benchaudit_debug_log", True)  # noqa: B010 -- a function attribute mypy cannot declare
     ray_worker.print_to_stdstream = to_debug_log
 
 
@@ -178,6 +178,7 @@ def init_ray(address: str | None, num_cpus: int | None = None, connect_timeout: 
     debug = log_level == "debug"
     say = (lambda text: print(f"[ray] {text} ...", file=sys.stderr, flush=True)) if log_level in ("debug", "info") \
         else (lambda text: None)  # a start takes seconds (more on a busy machine): never a silent wait
+    info: dict[str, str | float]
     if joined:
         info = {"address": "already-initialized"}
     elif address:

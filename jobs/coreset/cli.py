@@ -6,6 +6,8 @@ from jobs.common.flags import Command
 from jobs.common.registry import Lazy, lookup
 from jobs.coreset.config import BuildConfig, EstimateConfig, StudyJobConfig
 
+_TRACES = lookup("traces")
+assert _TRACES is not None, "traces is a registered job (jobs.common.registry)"
 COMMAND = Command.registered(
     "coreset",
     description="HT-Coreset: evaluate a model on a small importance-weighted subset of a huge binary test set and "
@@ -36,6 +38,6 @@ COMMAND = Command.registered(
                 config=StudyJobConfig, run="jobs.coreset.study:run",
                 outputs=("report.html", "summary.json", "data/", "protocol.json", "manifest.json")),
         # 'benchaudit coreset traces' (its name before traces became a job of its own), kept for one release
-        Lazy("traces", lookup("traces").help, lookup("traces").target, replaced_by="benchaudit traces"),
+        Lazy("traces", _TRACES.help, _TRACES.target, replaced_by="benchaudit traces"),
     ),
 )

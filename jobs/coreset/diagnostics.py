@@ -51,6 +51,7 @@ def diagnose(design: pd.DataFrame, manifest: DesignManifest, pred: Predictions, 
     if groups is None:
         out.skipped["group_f1"] = NO_GROUP_COLUMN
     else:  # a predicted-group column implies a design group: read_design(need_group=True) checked it
+        assert true_groups is not None, "read_design(need_group=True) checked the design's group column"
         table, by_run, macro = detected_group_f1_over_runs(labels, values, true_groups, groups, pred.runs)
         out.tables["group_f1"] = {"macro_f1": finite(macro), "macro_f1_by_run": {r: finite(m) for r, m in by_run.items()},
                                   "groups": records(table)}
@@ -65,7 +66,7 @@ def diagnose(design: pd.DataFrame, manifest: DesignManifest, pred: Predictions, 
                                            "no response cannot be told from unparsable output")
     else:
         responses, parsed = pred.responses[order], pred.parsed[order]
-        verdicts = np.where(parsed, values.astype(np.int64), None)
+        verdicts = np.where(parsed, values.astype(np.int64), np.array(None, dtype=object))  # None where unparsed
         if groups is None:
             out.skipped["wrong_group"] = f"counted as correct detections: {NO_GROUP_COLUMN}"
         out.categories = np.concatenate([

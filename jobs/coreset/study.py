@@ -40,6 +40,7 @@ def _cases(cfg: StudyJobConfig, table: FullTable) -> list[HeldOutCase]:
             preds = np.column_stack([table.predictions[c] for c in d.predictions])
         else:
             preds = np.column_stack([table.scores[c] >= cfg.prediction_threshold for c in d.predictions])
+        assert d.tau is not None, "directions() resolves every direction's tau"
         cases.append(HeldOutCase(cfg.dataset, d.name, table.labels, construction, d.tau, preds))
     return cases
 

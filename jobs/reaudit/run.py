@@ -21,7 +21,8 @@ import os
 import tempfile
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -68,6 +69,12 @@ class Audit:
                    "inputs": self.fingerprints.digest() if self.fingerprints else {}}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
+    def fingerprinted(self) -> Fingerprints:
+        """The fingerprints ``reaudit`` takes before it decides anything about the audit."""
+        if self.fingerprints is None:
+            raise RuntimeError(f"audit {self.spec.id}: used before it was fingerprinted")
+        return self.fingerprints
+
 
 def _command(path: tuple[str, ...]) -> Command:
     try:
@@ -94,7 +101,9 @@ def _models_file(models: list[dict]) -> str:
 def resolve(plan: ReauditPlan, spec: AuditSpec, where: str) -> Audit:
     """The audit's job config: its options plus the plan's inputs where the job takes them."""
     command = _command(spec.path)
-    fields = command.config.model_fields
+    model = command.config
+    assert model is not None, "_command returns only jobs with a config"
+    fields = model.model_fields
     values = dict(spec.options)
     if plan.benchmarks and "benchmark" in fields and "benchmark" not in values:
         values["benchmark"] = plan.benchmarks
@@ -103,7 +112,7 @@ def resolve(plan: ReauditPlan, spec: AuditSpec, where: str) -> Audit:
     models = plan.models if "models" in fields and "models" not in values and "model" not in values else []
     if models:
         values["models"] = _models_file(models)
-    config = validated(command.config, values, f"{where}: audit {spec.id}")
+    config = validated(model, values, f"{where}: audit {spec.id}")
     return Audit(spec, command, config, models, code_version("jobs." + spec.path[0]))
 
 
@@ -120,7 +129,7 @@ def validate_file(path: str, check_files: bool) -> list:
     for what, entries, check in (("benchmark", plan.benchmarks, check_benchmark), ("corpus", plan.corpora, check_corpus),
                                  ("model", plan.models, check_model)):
         out += [Checked(f"{what} {c.label}", c.detail, c.problem)
-                for c in check_entries(entries, lambda entry, check=check: check(entry, check_files))]
+                for c in check_entries(entries, partial(check, check_files=check_files))]
     by_id = {a.id: a for a in plan.audits}
 
     def check_audit(entry: dict) -> str:
@@ -165,7 +174,7 @@ def _reasons(audit: Audit, old: dict | None, key: str) -> list[str]:
         out.append("models changed")
     if old.get("code_version") != audit.code:
         out.append(f"code changed ({old.get('code_version')} -> {audit.code})")
-    digests = audit.fingerprints.digest()
+    digests = audit.fingerprinted().digest()
     changed = sorted(k for k in set(digests) | set(old.get("inputs", {})) if digests.get(k) != old.get("inputs", {}).get(k))
     if changed:
         out.append("inputs changed: " + ", ".join(changed))
@@ -183,11 +192,12 @@ def _audit_options(opts: RunOptions, **kw: Any) -> RunOptions:
 
 def _run_audit(audit: Audit, opts: RunOptions, old: dict | None, old_files: pa.Table | None) -> str:
     """Run the audit's job; seeded from ``old``'s unchanged shards when it has any. Returns the run directory."""
+    assert audit.command.run is not None, "_command returns only jobs that run"
     run = attribute(audit.command.run)
     run_id = new_run_id()
     seeded = 0
     if old is not None and old.get("path") and is_complete(old["path"]):
-        seeded = seed_run(old["path"], opts.out, audit.job, run_id, unchanged_files(old_files, audit.fingerprints.files))
+        seeded = seed_run(old["path"], opts.out, audit.job, run_id, unchanged_files(old_files, audit.fingerprinted().files))
     if seeded:
         try:
             return run(audit.config, _audit_options(opts, run_id=run_id, resume=True))
@@ -200,7 +210,7 @@ def _run_audit(audit: Audit, opts: RunOptions, old: dict | None, old_files: pa.T
 
 
 def _model_changes(old: list[dict], new: list[dict]) -> dict[str, list[str]]:
-    def named(models: list[dict]) -> dict[str, dict]:
+    def named(models: list[dict]) -> dict[Any, dict]:  # by name, else spec (a model entry has one)
         return {m.get("name") or m.get("spec"): m for m in models}
 
     b, a = named(old), named(new)
@@ -251,7 +261,8 @@ def reaudit(cfg: ReauditConfig, opts: RunOptions) -> tuple[str, dict, list[str]]
     prev_audits = previous[1].get("audits", {}) if previous else {}
     with timer("fingerprint"):
         for a in audits:
-            a.fingerprints = fingerprint(a.job, a.config, ignore=[getattr(a.config, "models", None)] if a.models else ())
+            models_file = cast(str, getattr(a.config, "models", None))  # resolve's --models YAML when a.models
+            a.fingerprints = fingerprint(a.job, a.config, ignore=[models_file] if a.models else ())
     decisions = {a.spec.id: _reasons(a, prev_audits.get(a.spec.id), a.key()) for a in audits}
     if cfg.dry_run:
         return "\n".join(f"{i}: " + ("; ".join(r) + f" -> {_action(prev_audits.get(i))}" if r else
@@ -265,13 +276,14 @@ def reaudit(cfg: ReauditConfig, opts: RunOptions) -> tuple[str, dict, list[str]]
         for a in audits:
             old = prev_audits.get(a.spec.id)
             reasons = decisions[a.spec.id]
-            job.write_parquet(f"fingerprints/{a.spec.id}.files.parquet", a.fingerprints.files)
-            job.write_parquet(f"fingerprints/{a.spec.id}.items.parquet", a.fingerprints.items)
+            job.write_parquet(f"fingerprints/{a.spec.id}.files.parquet", a.fingerprinted().files)
+            job.write_parquet(f"fingerprints/{a.spec.id}.items.parquet", a.fingerprinted().items)
             record = {"job": a.job, "key": a.key(), "code_version": a.code, "models": a.models, "reasons": reasons,
-                      "inputs": a.fingerprints.digest(),
+                      "inputs": a.fingerprinted().digest(),
                       "config": json.loads(json.dumps({k: v for k, v in a.config.model_dump().items() if k != "models"},
                                                       default=str))}
             if not reasons:
+                assert old is not None, "_reasons gives none only for an earlier run of the same key"
                 record.update(action="reused", run_id=old["run_id"], path=old["path"], headline=old.get("headline", []),
                               work={})
             else:
@@ -291,7 +303,7 @@ def reaudit(cfg: ReauditConfig, opts: RunOptions) -> tuple[str, dict, list[str]]
             measured = record["action"] != "failed"  # a failed audit has no metrics to compare: its error is the diff
             old_items = _read_table(join(base, "fingerprints", f"{a.spec.id}.items.parquet")) if base and old else None
             record["diff"] = {
-                "items": item_changes(old_items, a.fingerprints.items) if old else None,
+                "items": item_changes(old_items, a.fingerprinted().items) if old else None,
                 "models": _model_changes(old.get("models", []), a.models) if old else None,
                 "metrics": [d.as_dict() for d in compare_headlines(old.get("headline", []) if old else [], record["headline"],
                                                                    _thresholds(plan, a.spec.id))] if old and measured else [],

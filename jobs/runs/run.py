@@ -106,6 +106,7 @@ def _no_base(entry: RunEntry, runs: Sequence[RunEntry]) -> ConfigError:
 def compare_command(cfg: RunsCompareConfig, opts: RunOptions) -> str:
     store = _store(opts)
     entry = _chosen(store, cfg.run_id, complete=True)
+    base: RunEntry | None
     if cfg.base:
         base = get_run(store, cfg.base)
     else:

@@ -116,6 +116,7 @@ def answer_sets(cfg: ScorersConfig, golds: dict[str, GoldReferences]) -> list[An
     none_skipped = pd.DataFrame(columns=["question_id", "reason"])
     sets = []
     for a in cfg.answer_files():
+        assert a.id_column is not None and a.answer_column is not None, "answer_files() resolves both columns"
         table = read_answers(a.path, a.id_column, a.answer_column, bench.encoding)
         check_ids(table, golds, a.path, bench.name)
         sets.append(AnswerSet(a.name, "answers", a.path, table, none_skipped))

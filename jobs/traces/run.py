@@ -29,7 +29,9 @@ JOB = "traces"
 def _verdicts(cfg: TracesConfig, traces: Traces) -> tuple[np.ndarray, dict]:
     """Correct/incorrect per trace, and the inputs it came from (for the manifest and the hash)."""
     if cfg.verdict_column:
+        assert traces.correct is not None, "read_traces reads the --verdict-column"
         return traces.correct, {}
+    assert cfg.design is not None, "TracesConfig requires --design without --verdict-column"
     design, _, design_files = read_design(cfg.design)
     predictors = read_all_predictions([(p.name, p.paths) for p in cfg.predictions],
                                       PredictionColumns(cfg.id_column, cfg.prediction_column), missing="negative")

@@ -31,7 +31,7 @@ def kind_of(data: Any, path: str) -> str:
 
 
 def run(cfg: ValidateConfig, opts: RunOptions) -> str:
-    kind = cfg.kind
+    kind: str = cfg.kind
     if kind == "auto":
         import fsspec
         import yaml
