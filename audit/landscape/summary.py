@@ -2,7 +2,8 @@
 
 ``result_rows`` joins scored prompt rows of one model into result rows (point, prediction);
 ``summarise`` turns result rows (any number of models, perturbations, benchmarks) into the
-table: accuracy, its relative change against the unperturbed run, mean Ptop1/Hnorm and MPD.
+table: accuracy with its Wilson interval, its relative change against the unperturbed run, mean
+Ptop1/Hnorm, and MPD with its interval (an item bootstrap when exact).
 Under ``circular`` an item is correct only when all its K rotations are (``circular_correct``).
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from audit.landscape.choices import MPD_EXACT_LIMIT, MPD_PAIRS
 from audit.landscape.metrics import landscape_points
 from audit.landscape.mpd import mpd
 from audit.stats.choices import DEFAULT_SEED
+from audit.stats.proportions import wilson_interval
 
 GROUP = ["benchmark", "perturbation", "model"]
 RESULT_COLUMNS = ["benchmark", "perturbation", "model", "id", "source_id", "variant", "k", "gold",
@@ -69,13 +71,15 @@ def summarise(results: pd.DataFrame, exact_limit: int = MPD_EXACT_LIMIT, pairs: 
         scored = group[group["error"].isna()]
         if key[1] == "circular":
             c = circ[(circ["benchmark"] == key[0]) & (circ["model"] == key[2]) & circ["complete"]]
-            acc = float(c["all_correct"].mean()) if len(c) else float("nan")
+            acc, n_acc = (float(c["all_correct"].mean()) if len(c) else float("nan")), len(c)
         else:
-            acc = float(scored["correct"].mean()) if len(scored) else float("nan")
+            acc, n_acc = (float(scored["correct"].mean()) if len(scored) else float("nan")), len(scored)
+        acc_low, acc_high = wilson_interval(acc * n_acc, n_acc) if n_acc else (float("nan"), float("nan"))
         est = mpd(scored[["ptop1", "hnorm"]].to_numpy(), exact_limit=exact_limit, pairs=pairs, seed=seed) if len(scored) >= 2 else None
         rows.append({
             **dict(zip(GROUP, key)), "n_items": group["source_id"].nunique(), "n_rows": len(group),
             "n_errors": int(group["error"].notna().sum()), "accuracy": acc,
+            "accuracy_ci_low": acc_low, "accuracy_ci_high": acc_high,
             "mean_ptop1": float(scored["ptop1"].mean()) if len(scored) else float("nan"),
             "mean_hnorm": float(scored["hnorm"].mean()) if len(scored) else float("nan"),
             "mpd": est.value if est else float("nan"), "mpd_ci_low": est.ci_low if est else float("nan"),
