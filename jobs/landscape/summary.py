@@ -25,6 +25,10 @@ PROBABILITY_NOTE = {
     "continuation_loglikelihood": "p = softmax over lm-eval's per-option continuation log-likelihoods (each option "
                                   "scored as its own sequence): a different distribution from the final-position "
                                   "letter probabilities, and no label mass",
+    "letters": "p = softmax over lm-eval's log-likelihoods of the option labels (every continuation one label, ' A'.."
+               "' D'): the letter distribution restricted to the labels; label mass = the sum of their probabilities",
+    "continuations": "p = softmax over lm-eval's per-option continuation log-likelihoods (each option's text scored as "
+                     "its own sequence): not a letter distribution, and no label mass",
 }
 POINT_DIGITS = 4
 # Below one half, most of a model's next-token probability is on tokens other than the option letters:
@@ -162,14 +166,14 @@ def _flag_rows(flags: pd.DataFrame) -> list[dict]:
 
 
 def _headline(table: pd.DataFrame, checked: list[dict]) -> list[dict]:
-    """Tidy rows a re-audit tracks: per benchmark, model and perturbation accuracy and MPD (with its CI
-    when sampled); per benchmark the chosen validation threshold's precision, recall and enrichment."""
+    """Tidy rows a re-audit tracks: per benchmark, model and perturbation accuracy and MPD with their
+    intervals; per benchmark the chosen validation threshold's precision, recall and enrichment."""
     rows = []
     for r in table.to_dict("records"):
         where = f"{r['benchmark']}/{r['model']}"
-        rows.append(headline(where, f"accuracy@{r['perturbation']}", r["accuracy"]))
-        ci = (r.get("mpd_ci_low"), r.get("mpd_ci_high")) if not r.get("mpd_exact", True) else None
-        rows.append(headline(where, f"mpd@{r['perturbation']}", r["mpd"], ci))
+        rows.append(headline(where, f"accuracy@{r['perturbation']}", r["accuracy"],
+                             (r.get("accuracy_ci_low"), r.get("accuracy_ci_high"))))
+        rows.append(headline(where, f"mpd@{r['perturbation']}", r["mpd"], (r.get("mpd_ci_low"), r.get("mpd_ci_high"))))
     for v in (c for c in checked if c.get("chosen")):
         rows += [headline(v["benchmark"], f"flag_{k}", v.get(k)) for k in ("precision", "recall", "enrichment") if k in v]
     return rows
