@@ -15,7 +15,11 @@ nothing) under Laplace's rule of succession, (right + 1) / (answered + 2), so th
 of a few items is not taken for infallible; a strong model's confident disagreement counts for more than a weak one's, and models
 that disagree with the gold on *the same* other option add up while scattered misses cancel --
 which the plain count "how many models miss the item" cannot tell apart. pi is estimated from the
-data by EM on the per-item sums (its only free parameter), never fitted to expert labels.
+data by EM on the per-item sums (its only free parameter), as the posterior mode under a Beta(9, 1)
+prior -- a published benchmark's labels are mostly right, a belief worth ten items -- so a handful of
+items answered by weak models cannot drive it to 0; over thousands of items the data decide. It is
+never fitted to expert labels. The ranking itself does not depend on pi: every item's posterior odds
+that the gold is wrong are (1 - pi)/pi times its Bayes factor, the same factor for all items.
 
 Everything a model adds is a per-item sum over models (``model_sums``), so logs of thousands of
 models combine without holding their records together; ``score_items`` turns the sums into the
@@ -37,6 +41,7 @@ from scipy.stats import hypergeom
 SUM_FIELDS = ("n_models", "n_wrong", "gold_prob", "votes", "prob", "log_evidence")
 _EPS = 1e-6
 EM_TOL = 1e-9
+GOLD_PRIOR = (9.0, 1.0)  # Beta prior of the share of right gold labels: mean 0.9, the weight of ten items
 EM_MAX_ITER = 500
 
 
@@ -114,12 +119,15 @@ def posterior(log_ev: np.ndarray, gold: np.ndarray, k: np.ndarray, pi: float) ->
     return post / post.sum(axis=1, keepdims=True)
 
 
-def estimate_gold_accuracy(log_ev: np.ndarray, gold: np.ndarray, k: np.ndarray, start: float = 0.9) -> tuple[float, int]:
-    """EM for pi, the share of gold labels that are right: pi <- mean posterior of the gold. Returns (pi, iterations)."""
-    pi = start
+def estimate_gold_accuracy(log_ev: np.ndarray, gold: np.ndarray, k: np.ndarray,
+                           prior: tuple[float, float] = GOLD_PRIOR) -> tuple[float, int]:
+    """EM for pi, the share of gold labels that are right, at the mode of its posterior under a Beta ``prior``:
+    pi <- (sum of the gold's posteriors + a - 1) / (n + a + b - 2). Returns (pi, iterations)."""
+    a, b = prior
+    pi = a / (a + b)
     for it in range(1, EM_MAX_ITER + 1):
         post = posterior(log_ev, gold, k, pi)
-        new = float(np.clip(post[np.arange(len(gold)), gold].mean(), _EPS, 1 - _EPS))
+        new = float(np.clip((post[np.arange(len(gold)), gold].sum() + a - 1) / (len(gold) + a + b - 2), _EPS, 1 - _EPS))
         if abs(new - pi) < EM_TOL:
             return new, it
         pi = new
