@@ -85,7 +85,7 @@ import resource, sys, time
 from jobs.cli import main
 t = time.perf_counter()
 code = main(["landscape", "--from-lm-eval", sys.argv[1], "--out", sys.argv[2], "--num-cpus", sys.argv[3],
-             "--log-level", "warning"])
+             "--log-level", "warning", "--connect-timeout", "600"])
 print("RESULT", code, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, flush=True)
 """
 

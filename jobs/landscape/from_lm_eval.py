@@ -96,10 +96,12 @@ def results_groups(info: dict) -> dict[str, str]:
     return out
 
 
-def _group_info(runs: list[LmEvalRun]) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], float]]:
-    """(model, task) -> group, and (model, group) -> lm-eval's own group accuracy where results.json has one."""
+def _group_info(runs: list[LmEvalRun]) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], dict]]:
+    """(model, task) -> group, and (model, group) -> lm-eval's own group accuracy (``acc``, where results.json
+    has one) with the subtasks results.json counts in it (``subtasks``): a subtask whose samples file is missing is
+    in lm-eval's figure and not in the pooled row."""
     groups: dict[tuple[str, str], str] = {}
-    figures: dict[tuple[str, str], float] = {}
+    figures: dict[tuple[str, str], dict] = {}
     infos: dict[str, dict] = {}
     for run in runs:
         if run.results_path is None:
@@ -110,12 +112,14 @@ def _group_info(runs: list[LmEvalRun]) -> tuple[dict[tuple[str, str], str], dict
             except (LmEvalError, OSError):
                 infos[run.results_path] = {}
         info = infos[run.results_path]
-        group = results_groups(info).get(run.task)
+        members = results_groups(info)
+        group = members.get(run.task)
         if group is not None:
             groups[(run.model, run.task)] = group
             acc = (info["results"].get(group) or {}).get("acc,none")
             if isinstance(acc, (int, float)):
-                figures[(run.model, group)] = float(acc)
+                figures[(run.model, group)] = {"acc": float(acc),
+                                               "subtasks": sorted(t for t, g in members.items() if g == group)}
     return groups, figures
 
 
@@ -246,7 +250,7 @@ class LmEvalRead:
     superseded: list[str]
     unreadable: list[dict]
     rejected: list[dict]
-    group_figures: dict[tuple[str, str], float]
+    group_figures: dict[tuple[str, str], dict]
     rows: int
 
     @property
@@ -322,7 +326,7 @@ def read_lm_eval(cfg: LandscapeConfig, run_dir: str) -> LmEvalRead:
         more = f" (and {len(unreadable) - SHOWN_REASONS} more)" if len(unreadable) > SHOWN_REASONS else ""
         raise LmEvalError(f"{cfg.from_lm_eval}: no task could be read: {shown}{more}")
     table = pd.concat([t for t in tables if len(t)], ignore_index=True)
-    table["lm_eval_group_acc"] = [figures.get((m, b)) for m, b in zip(table["model"], table["benchmark"])]
+    table["lm_eval_group_acc"] = [figures.get((m, b), {}).get("acc") for m, b in zip(table["model"], table["benchmark"])]
     described.sort(key=lambda r: (r["model"], r["task"]))
     unreadable.sort(key=lambda r: (r["model"], r["task"]))
     return LmEvalRead(table, sums, text, dict(points), described, superseded, unreadable, rejected, figures, total_rows)

@@ -20,19 +20,24 @@ from jobs.common.summaries import records
 from jobs.landscape.config import LandscapeConfig
 
 RANKING_KS = (50, 100, 200, 500)
+REVIEW_TOP = 100  # items of each benchmark on the review sheet whatever their score
 CURVE_POINTS = 200  # points of each precision-recall curve kept for the report
 MIN_MATCHED_SHARE = 0.5  # a reference that matches fewer of a benchmark's items than this is warned about
 RANKINGS = {"score": "label-error score P(gold wrong)", "n_wrong": "number of models that miss the item"}
 
 
 def flags_from_audit(audit: dict[str, pd.DataFrame], cfg: LandscapeConfig, labels_for) -> pd.DataFrame:
-    """Every item of every audit benchmark with ``flagged`` and the reviewer's fields (``labels_for(bench)``
-    gives that benchmark's labels or None)."""
+    """Every item of every audit benchmark with ``flagged``, ``on_sheet`` (flagged, or among the ``REVIEW_TOP``
+    highest scores: the review sheet has the top items even where the models' evidence flags none) and the
+    reviewer's fields (``labels_for(bench)`` gives that benchmark's labels, for items of the sheet, or None)."""
     frames = []
     for bench, table in audit.items():
         if cfg.min_wrong is not None:
             table = flag_candidates(table.drop(columns="flagged"), cfg.min_wrong)
-        table = attach_review_labels(table, labels_for(bench))
+        flagged = table["flagged"].to_numpy()
+        on_sheet = flagged | (np.arange(len(table)) < REVIEW_TOP)  # the table is in score order
+        table = attach_review_labels(table.assign(flagged=on_sheet), labels_for(bench))
+        table["flagged"], table["on_sheet"] = flagged, on_sheet
         table["min_wrong"] = cfg.min_wrong
         frames.append(table)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["benchmark", "source_id", "flagged"])

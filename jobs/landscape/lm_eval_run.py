@@ -2,7 +2,8 @@
 
 The pass writes every model's rows to data/scores/ and leaves small tables on the driver; here they
 become data/candidates/ (every item of every audit benchmark with its statistics, ``score`` and
-``flagged``), the review sheet (the flagged items, most likely defective first, with their text),
+``flagged``), the review sheet (the flagged items and the top ones by score, most likely defective first,
+with their text),
 summary, report and manifest. Flags come from the models' logged answers on the plain prompt: a log
 holds no noise-injected prompt, so there is no noise flag (``flags.from = "lm_eval_logs"``).
 """
@@ -30,7 +31,7 @@ from jobs.landscape.summary import POINT_DIGITS, PROBABILITY_NOTE, _headline, _l
 
 JOB = "landscape"
 FLAGS_FROM = "lm_eval_logs"
-SHEET_COLUMNS = ["benchmark", "source_id", "score", "n_models", "n_wrong", "mean_gold_prob", "agreed_option",
+SHEET_COLUMNS = ["benchmark", "source_id", "score", "flagged", "n_models", "n_wrong", "mean_gold_prob", "agreed_option",
                  "agreed_mass", "question", "options", "gold"]
 
 
@@ -57,10 +58,11 @@ def _correlations(read: LmEvalRead) -> list[dict]:
 
 
 def _sheet(flags: pd.DataFrame) -> str:
-    """The review sheet: flagged items, most likely defective first, text clipped (whole in data/candidates/),
-    the option the models favour as a letter, and the reviewer's columns (the layout --review-labels reads)."""
+    """The review sheet: the flagged items and the top ones by score (``on_sheet``), most likely defective first,
+    text clipped (whole in data/candidates/), the option the models favour as a letter, and the reviewer's
+    columns (the layout --review-labels reads)."""
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    shown = flags[flags["flagged"]].sort_values(["score", "n_wrong"], ascending=False, kind="stable").copy()
+    shown = flags[flags["on_sheet"]].sort_values(["score", "n_wrong"], ascending=False, kind="stable").copy()
     shown["question"] = shown["question"].map(lambda q: clip_text(q) if isinstance(q, str) else q)
     shown["options"] = shown["options"].map(lambda o: " | ".join(f"{letters[i]}. {clip_text(t)}" for i, t in enumerate(o)))
     shown["gold"] = shown["gold"].map(lambda g: letters[int(g)])
@@ -85,10 +87,14 @@ def build_log_summary(run_id: str, cfg: LandscapeConfig, read: LmEvalRead, audit
     table = read.table
     checked, rankings, ref_warnings = validate_audit(audit, reference)
     probability = read.probability
-    groups = [{"group": r["benchmark"], "model": r["model"], "n_items": int(r["n_items"]), "accuracy": finite(r["accuracy"]),
-               "lm_eval_acc": finite(r["lm_eval_group_acc"]),
-               "subtasks": int((table[(table["model"] == r["model"]) & (table["group_of"] == r["benchmark"])]).shape[0])}
-              for r in table[table["benchmark"].isin(table["group_of"].dropna())].to_dict("records")]
+    groups = []
+    for r in table[table["benchmark"].isin(table["group_of"].dropna())].to_dict("records"):
+        read_tasks = set(table.loc[(table["model"] == r["model"]) & (table["group_of"] == r["benchmark"]), "benchmark"])
+        listed = read.group_figures.get((r["model"], r["benchmark"]), {}).get("subtasks", [])
+        groups.append({"group": r["benchmark"], "model": r["model"], "n_items": int(r["n_items"]),
+                       "accuracy": finite(r["accuracy"]), "lm_eval_acc": finite(r["lm_eval_group_acc"]),
+                       "subtasks": len(read_tasks), "lm_eval_subtasks": len(listed),
+                       "not_read": sorted(set(listed) - read_tasks)})
     overview = {
         "probability": probability, "benchmarks": sorted(table["benchmark"].unique().tolist()),
         "models": sorted(table["model"].unique().tolist()),

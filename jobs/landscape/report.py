@@ -38,12 +38,14 @@ def _groups(summary: dict) -> str:
     rows = summary.get("groups") or []
     if not rows:
         return ""
-    body = [[esc(r["group"]), esc(r["model"]), r["subtasks"], r["n_items"], pct(r["accuracy"]), pct(r["lm_eval_acc"])]
+    body = [[esc(r["group"]), esc(r["model"]), r["subtasks"], r["n_items"], pct(r["accuracy"]), pct(r["lm_eval_acc"]),
+             f"{r['lm_eval_subtasks']}" + (f" (not in the logs: {esc(', '.join(r['not_read']))})" if r["not_read"] else "")]
             for r in rows]
     return ("<section><h2>lm-eval groups</h2><p class=note>Subtasks pooled into their lm-eval group, one benchmark of the "
             "tables above: its accuracy is the micro average over its items, as lm-eval's own group figure (from "
-            "results.json, where it has one).</p>" + table(["group", "model", "subtasks", "items", "accuracy",
-                                                            "lm-eval's figure"], body) + "</section>")
+            "results.json, where it has one; it differs when results.json counts subtasks whose samples are not in the "
+            "logs).</p>" + table(["group", "model", "subtasks", "items", "accuracy", "lm-eval's figure",
+                                 "subtasks in lm-eval's figure"], body) + "</section>")
 
 
 def _item_audit(summary: dict) -> str:
@@ -125,8 +127,8 @@ def _log_flags(summary: dict) -> str:
             "the label-error score is above 1/2")
     head = (f"<section><h2>Review candidates ({flags['n_candidates']:,})</h2><p class=note>From the models' logged answers "
             f"on the published prompt (lm-eval logs hold no perturbed prompt, so there is no noise injection): items where "
-            f"{esc(rule)}, most likely defective first; the gold option is in bold. review_candidates.csv holds every one "
-            "with columns for the reviewer's label.</p>")
+            f"{esc(rule)}, most likely defective first; the gold option is in bold. review_candidates.csv holds every one, and "
+            "the 100 highest scores of each benchmark besides, with columns for the reviewer's label.</p>")
     return head + (table(["benchmark", "item", "score", "wrong / models", "models' option (mass)", "question", "options",
                           "review label"], rows) if rows else "<p><em>No candidates.</em></p>") + "</section>"
 

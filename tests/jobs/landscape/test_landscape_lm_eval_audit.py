@@ -120,3 +120,27 @@ def test_validation_ranks_the_score_beside_the_count_and_warns_on_few_matches():
     assert entry["score"]["curve"][0] == [0.5, 1.0]
     _, _, few = validate_audit({"mmlu": table}, reference.iloc[:4])
     assert few[0]["kind"] == "few_reference_matches" and "4 of 10" in few[0]["message"]
+
+
+TRAINED = Path(__file__).parents[4] / "shared" / "data" / "lm_eval_trained_dev"
+
+
+@pytest.mark.skipif(not TRAINED.exists(), reason="development data ../shared/data/lm_eval_trained_dev not present")
+def test_a_real_34b_models_mmlu_logs_pool_into_one_group_row_against_lm_evals_figure(tmp_path, capsys):
+    run_dir, summary, _ = run(["--from-lm-eval", str(TRAINED), "--out", str(tmp_path / "runs")], capsys)
+    rows = {r["benchmark"]: r for r in summary["table"]}
+    mmlu = rows["mmlu"]
+    assert mmlu["n_items"] == 12_508 and len(rows) == 57  # 56 subjects and their group
+    assert mmlu["mpd_ci_low"] < mmlu["mpd"] < mmlu["mpd_ci_high"]
+    (group,) = summary["groups"]
+    # results.json's mmlu figure also counts professional_law, whose samples are not in the logs: lm-eval's
+    # figure is the micro average over the 57 subjects, the pooled row the one over the 56 read
+    assert group["not_read"] == ["mmlu_professional_law"] and group["subtasks"] == 56 and group["lm_eval_subtasks"] == 57
+    results = json.loads((TRAINED / "codellama-34b-instruct_mmlu" / "results.json").read_text())["results"]
+    law = results["mmlu_professional_law"]["acc,none"]
+    assert (mmlu["accuracy"] * 12_508 + law * 1_534) / 14_042 == pytest.approx(group["lm_eval_acc"], abs=1e-9)
+    sheet = list(csv.DictReader(io.StringIO((run_dir / "review_candidates.csv").read_text())))
+    assert len(sheet) >= 100 and sheet[0]["options"].startswith("A. ")
+    if summary["probability"] == "letters":  # the reader's letter semantics: the label mass and its warning
+        assert mmlu["mean_label_mass"] < 0.05
+        assert any(w["kind"] == "low_label_mass" for w in summary["warnings"])
