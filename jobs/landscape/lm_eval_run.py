@@ -81,6 +81,15 @@ def _flag_rows(flags: pd.DataFrame, limit: int) -> list[dict]:
     return [{k: _shown(v) for k, v in row.items()} for row in shown.to_dict("records")]
 
 
+def _structure(flags: pd.DataFrame) -> dict | None:
+    """The classifier's verdicts by label and status, when it ran."""
+    if "structure_label" not in flags:
+        return None
+    judged = flags[flags["structure_status"].notna()]
+    return {"by_label": judged["structure_label"].value_counts().astype(int).to_dict(),
+            "by_status": judged["structure_status"].value_counts().astype(int).to_dict(), "n": len(judged)}
+
+
 def build_log_summary(run_id: str, cfg: LandscapeConfig, read: LmEvalRead, audit: dict[str, pd.DataFrame],
                       flags: pd.DataFrame, reference: pd.DataFrame | None, extra: dict) -> dict:
     """summary.json of a --from-lm-eval run: the same keys as a model run's, plus ``item_audit`` and ``groups``."""
@@ -115,8 +124,24 @@ def build_log_summary(run_id: str, cfg: LandscapeConfig, read: LmEvalRead, audit
                                 for b, g in flags.groupby("benchmark")} if len(flags) else {},
                   "n_candidates": int(flags["flagged"].sum()) if len(flags) else 0},
         "item_audit": {"benchmarks": audit_overview(audit), "rankings": rankings, "ranking_names": RANKINGS},
-        "validation": checked, "structure": None, "warnings": label_mass_warnings(table) + ref_warnings, **extra,
+        "validation": checked, "structure": _structure(flags), "warnings": label_mass_warnings(table) + ref_warnings, **extra,
     }
+
+
+def _classified(job: JobRun, cfg: LandscapeConfig, flags: pd.DataFrame, cache_root: str) -> tuple[pd.DataFrame, dict]:
+    """The flagged items with the structural classifier's verdicts (``--classify --classifier-model SPEC``)."""
+    from jobs.landscape.classify import CLASSIFIER_SCHEMA, classify_candidates
+    from jobs.landscape.run import _structure_prompt
+
+    structure, classifier = _structure_prompt(cfg), cfg.classifier([])
+    with job.timer("classifier"):
+        verdicts, calls = classify_candidates(flags, classifier, structure, cache_root, job.opts.lost_node_timeout)
+    job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
+    flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
+                        on=["benchmark", "source_id"], how="left")
+    return flags, {"model": classifier.name, "spec": classifier.spec, "prompt": {"name": structure.name,
+                   "version": structure.version, "sha256": structure.sha256, "source": cfg.classifier_prompt or "shipped"},
+                   "calls": calls}
 
 
 def run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
@@ -140,6 +165,9 @@ def run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
             audit = read.item_audit()
             benches = sorted(audit)
             flags = flags_from_audit(audit, cfg, lambda b: _labels_for(labels, b, len(benches) > 1))
+        classifier_info = None
+        if cfg.classify:
+            flags, classifier_info = _classified(job, cfg, flags, cache_root)
         from jobs.landscape.run import _rejections
 
         rejected = _rejections(read.rejected)
@@ -168,7 +196,7 @@ def run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
             rows={"in": read.rows, "out": read.rows - errors, "skipped_by_reason": {}, "unread": 0},
             failed_answers=skips.to_json(),
             review={"candidates": int(flags["flagged"].sum()) if len(flags) else 0, "labels": cfg.review_labels,
-                    "reference": cfg.reference, "classifier": None, "flags_from": FLAGS_FROM},
+                    "reference": cfg.reference, "classifier": classifier_info, "flags_from": FLAGS_FROM},
             outputs={"review_candidates": "review_candidates.csv", "candidates": "data/candidates/"},
         )
         job.write_json("manifest.json", manifest)
