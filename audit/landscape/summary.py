@@ -55,6 +55,8 @@ def circular_correct(results: pd.DataFrame) -> pd.DataFrame:
     An item with an unscored rotation is left out (``complete`` False) rather than counted wrong.
     """
     rows = results[results["perturbation"] == "circular"]
+    if rows.empty:  # most runs: skip the per-group lambdas (a fixed cost per model in a --from-lm-eval pass)
+        return pd.DataFrame(columns=["benchmark", "model", "source_id", "k", "rotations", "scored", "all_correct", "complete"])
     grouped = rows.groupby(["benchmark", "model", "source_id"], sort=True)
     out = grouped.agg(k=("k", "first"), rotations=("variant", "nunique"), scored=("error", lambda e: int(e.isna().sum())),
                       all_correct=("correct", lambda c: bool((c == 1).all())))
