@@ -90,10 +90,14 @@ print("RESULT", code, time.perf_counter() - t, resource.getrusage(resource.RUSAG
 """
 
 
-def run_one(root: Path, out: Path, cpus: int) -> tuple[float, int]:
+def run_one(root: Path, out: Path, cpus: int, tries: int = 3) -> tuple[float, int]:
+    """One run in a fresh process; a local Ray that did not start (a busy machine) is tried again."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(root), str(out), str(cpus)], env=env, capture_output=True,
-                          text=True, check=False)
+    for _ in range(tries):
+        done = subprocess.run([sys.executable, "-c", CHILD, str(root), str(out), str(cpus)], env=env, capture_output=True,
+                              text=True, check=False)
+        if "Ray did not start" not in done.stderr:
+            break
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")), None)
     if line is None or line.split()[1] != "0":
         raise SystemExit(f"the run failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
