@@ -277,24 +277,6 @@ def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
 
 
 def _run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
-    from jobs.landscape.from_lm_eval import read_lm_eval_inputs
+    from jobs.landscape.lm_eval_run import run_lm_eval
 
-    timer = StageTimer()
-    with timer("plan"):
-        inputs = read_lm_eval_inputs(cfg)
-        structure = _structure_prompt(cfg)
-        labels = read_review_labels(cfg.review_labels) if cfg.review_labels else None
-        reference = read_reference(cfg.reference) if cfg.reference else None
-    cache_root = response_cache_root(cfg.cache, opts.out)
-    payload = {"config": cfg.model_dump(exclude={"cache"}), "lm_eval": [r["samples"] for r in inputs.runs],
-               "on_error": opts.on_error}
-    with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray=cfg.classify) as job:
-        for name, rows in inputs.results.groupby("model", sort=True):
-            job.write_table("scores", rows.drop(columns="model"), partition=("model", name))
-        job.write_table("rejected", pa.Table.from_pylist(inputs.rejected, schema=REJECTED_SCHEMA))
-        extra = {"lm_eval": {"root": cfg.from_lm_eval, "runs": inputs.runs, "superseded": inputs.superseded,
-                             "unreadable": inputs.unreadable,
-                             "tasks": {"read": len(inputs.runs), "unreadable": len(inputs.unreadable)}},
-                 "rejected": _rejections(inputs.rejected)}
-        return _finish(job, cfg, opts, inputs.results, inputs.items, inputs.probability, labels, reference,
-                       structure, cfg.classifier([]), cache_root, [], extra)
+    return run_lm_eval(cfg, opts)
