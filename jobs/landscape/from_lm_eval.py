@@ -279,7 +279,7 @@ class LmEvalRead:
             for name in _SUM_VECTORS:
                 cols = sorted((c for c in sums.columns if re.fullmatch(rf"{name}_\d+", c)), key=lambda c: int(c.rsplit("_", 1)[1]))
                 arrays[name] = sums[cols].to_numpy()
-            keys = pd.DataFrame({"benchmark": bench, "source_id": sums.index.to_numpy(),
+            keys = pd.DataFrame({"benchmark": bench, "task": text["benchmark"].to_numpy(), "source_id": sums.index.to_numpy(),
                                  "question": text["question"].to_numpy(), "options": list(text["options"])})
             scored = score_items(keys, arrays, text["gold"].to_numpy(), text["k"].to_numpy())
             table = scored.table

@@ -52,7 +52,8 @@ def _curve(scores: np.ndarray, labels: np.ndarray) -> list[list[float]]:
 def validate_audit(audit: dict[str, pd.DataFrame], reference: pd.DataFrame | None
                    ) -> tuple[list[dict], list[dict], dict[str, dict[str, int]]]:
     """(count-rule rows per benchmark and m, ranking rows per benchmark, items matched to the reference per
-    benchmark -- ``matched`` of ``items``, as ``jobs.landscape.summary.reference_matches``) against expert labels."""
+    task -- ``matched`` of ``items``, as ``jobs.landscape.summary.reference_matches``: a group's items are
+    counted by their subtask, so a subject the reference lacks is named) against expert labels."""
     if reference is None:
         return [], [], {}
     rows, rankings, matched = [], [], {}
@@ -60,7 +61,9 @@ def validate_audit(audit: dict[str, pd.DataFrame], reference: pd.DataFrame | Non
         matches = match_reference(table[["source_id", "question", "options"]], reference)
         counted = matches["match"].value_counts().to_dict()
         n_matched = int(matches["expert_bad"].notna().sum())
-        matched[bench] = {"matched": n_matched, "items": len(table)}
+        tasks = table["task"] if "task" in table else pd.Series(bench, index=table.index)
+        hit = tasks[matches["expert_bad"].notna().to_numpy()].value_counts()
+        matched.update({t: {"matched": int(hit.get(t, 0)), "items": int(n)} for t, n in tasks.value_counts().items()})
         models = int(table["n_models"].max()) if len(table) else 0
         for row in records(validation_by_threshold(table[["source_id", "n_models", "n_wrong"]], matches, range(1, models + 1))):
             rows.append({"benchmark": bench, **row, "chosen": row["min_wrong"] == (models if len(table) else 0),

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from audit.landscape.metrics import hnorm_correlations
 from audit.landscape.statistics import STATISTICS
+from connectors.io.markup import csv_frame
 from connectors.landscape.inputs import read_reference, read_review_labels
 from jobs.common.answers import Skips
 from jobs.common.config import RunOptions
@@ -73,10 +74,11 @@ def _sheet(flags: pd.DataFrame) -> str:
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     shown = flags[flags["on_sheet"]].sort_values(["score", "n_wrong"], ascending=False, kind="stable").copy()
     shown["question"] = shown["question"].map(lambda q: clip_text(q) if isinstance(q, str) else q)
-    shown["options"] = shown["options"].map(lambda o: " | ".join(f"{letters[i]}. {clip_text(t)}" for i, t in enumerate(o)))
+    shown["options"] = shown["options"].map(lambda o: " | ".join(map(clip_text, o)))  # as a model run's sheet
     shown["gold"] = shown["gold"].map(lambda g: letters[int(g)])
     shown["agreed_option"] = shown["agreed_option"].map(lambda g: letters[int(g)])
-    return shown[[*SHEET_COLUMNS, "review_label", "review_subtype", "review_note"]].to_csv(index=False, float_format="%.4g")
+    return csv_frame(shown[[*SHEET_COLUMNS, "review_label", "review_subtype", "review_note"]]).to_csv(index=False,
+                                                                                                   float_format="%.4g")
 
 
 def _candidates_table(flags: pd.DataFrame) -> pa.Table:
@@ -136,7 +138,8 @@ def build_log_summary(run_id: str, cfg: LandscapeConfig, read: LmEvalRead, audit
                   "n_candidates": int(flags["flagged"].sum()) if len(flags) else 0},
         "item_audit": {"benchmarks": audit_overview(audit), "rankings": rankings, "ranking_names": RANKINGS},
         "validation": checked, "structure": _structure(flags),
-        "warnings": label_mass_warnings(table) + reference_warnings(matches), **extra,
+        "warnings": label_mass_warnings(table[~table["benchmark"].isin(table["group_of"].dropna())])  # per task, not again per group
+        + reference_warnings(matches), **extra,
     }
 
 

@@ -142,7 +142,7 @@ def test_a_real_34b_models_mmlu_logs_pool_into_one_group_row_against_lm_evals_fi
     law = results["mmlu_professional_law"]["acc,none"]
     assert (mmlu["accuracy"] * 12_508 + law * 1_534) / 14_042 == pytest.approx(group["lm_eval_acc"], abs=1e-9)
     sheet = list(csv.DictReader(io.StringIO((run_dir / "review_candidates.csv").read_text())))
-    assert len(sheet) >= 100 and sheet[0]["options"].startswith("A. ")
+    assert len(sheet) >= 100 and sheet[0]["options"].count(" | ") == 3 and sheet[0]["options"] != "A | B | C | D"
     if summary["probability"] == "letters":  # the reader's letter semantics: the label mass and its warning
         assert mmlu["mean_label_mass"] < 0.05
         assert any(w["kind"] == "low_label_mass" for w in summary["warnings"])
