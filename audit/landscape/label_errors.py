@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy.stats import hypergeom
 
 SUM_FIELDS = ("n_models", "n_wrong", "gold_prob", "votes", "prob", "log_evidence")
@@ -67,7 +68,7 @@ def probabilities(logprobs: Sequence[Sequence[float]], kmax: int) -> np.ndarray:
     return out
 
 
-def one_hot(pred: Sequence[int], kmax: int) -> np.ndarray:
+def one_hot(pred: ArrayLike, kmax: int) -> np.ndarray:
     """(n, kmax) hard answers as distributions; a negative prediction (no answer) is a NaN row."""
     p = np.asarray(pred, dtype=np.int64)
     out = np.zeros((len(p), kmax))
@@ -196,12 +197,14 @@ def score_answers(answers: pd.DataFrame, items: pd.DataFrame, item: str = "sourc
         pred = np.argmax(np.nan_to_num(prob, nan=-1.0), axis=1)
         right = float((pred[answered] == items["gold"].to_numpy()[answered]).sum())
         total = add_sums(total, model_sums(prob, items["gold"], items["k"], reliability(right, answered.sum())))
+    if total is None:
+        raise ValueError("no answers to score the items with")
     return score_items(items.drop(columns=["gold", "k"]), total, items["gold"], items["k"])
 
 
 # ranking against expert labels ---------------------------------------------------------------------------------------
 
-def precision_at_k(scores: Sequence[float], labels: Sequence[bool], k: int) -> float:
+def precision_at_k(scores: ArrayLike, labels: ArrayLike, k: int) -> float:
     """Share of expert-flagged items among the k highest scores; items tied at the cut count by their
     expected share under a random order (so a coarse score such as a count is not favoured by tie order)."""
     s, y = np.asarray(scores, float), np.asarray(labels, bool)
@@ -212,7 +215,7 @@ def precision_at_k(scores: Sequence[float], labels: Sequence[bool], k: int) -> f
     return float((y[above].sum() + (k - above.sum()) * y[tied].mean()) / k)
 
 
-def average_precision(scores: Sequence[float], labels: Sequence[bool]) -> float:
+def average_precision(scores: ArrayLike, labels: ArrayLike) -> float:
     """Average precision: sum over distinct score thresholds (highest first) of precision x the gain in
     recall (tied items enter together), as scikit-learn's ``average_precision_score`` computes it."""
     s, y = np.asarray(scores, float), np.asarray(labels, bool)
@@ -227,7 +230,7 @@ def average_precision(scores: Sequence[float], labels: Sequence[bool]) -> float:
     return float((precision * recall_gain).sum())
 
 
-def precision_recall_curve(scores: Sequence[float], labels: Sequence[bool]) -> pd.DataFrame:
+def precision_recall_curve(scores: ArrayLike, labels: ArrayLike) -> pd.DataFrame:
     """(threshold, precision, recall, flagged) at each distinct score, highest threshold first."""
     s, y = np.asarray(scores, float), np.asarray(labels, bool)
     order = np.argsort(-s, kind="stable")
@@ -238,19 +241,19 @@ def precision_recall_curve(scores: Sequence[float], labels: Sequence[bool]) -> p
                          "flagged": last + 1})
 
 
-def ranking_report(scores: Sequence[float], labels: Sequence[bool], ks: Sequence[int] = (50, 100, 200, 500)) -> dict:
+def ranking_report(scores: ArrayLike, labels: ArrayLike, ks: Sequence[int] = (50, 100, 200, 500)) -> dict:
     """AP, precision and recall at each k, enrichment at each k over the base rate and its
     hypergeometric p = P(X >= hits) when k items are drawn at random (tied items at the cut by expectation)."""
     s, y = np.asarray(scores, float), np.asarray(labels, bool)
     n, bad = len(s), int(y.sum())
-    out = {"n": n, "expert_bad": bad, "base_rate": bad / n if n else float("nan"),
-           "average_precision": average_precision(s, y), "at_k": []}
+    base_rate = bad / n if n else float("nan")
+    at_k: list[dict] = []
     for k in ks:
         if k > n:
             continue
         p = precision_at_k(s, y, k)
         hits = p * k
-        out["at_k"].append({"k": k, "precision": p, "recall": hits / bad if bad else float("nan"),
-                            "enrichment": p / out["base_rate"] if bad else float("nan"),
-                            "p_value": float(hypergeom.sf(int(np.ceil(hits - 1e-9)) - 1, n, bad, k))})
-    return out
+        at_k.append({"k": k, "precision": p, "recall": hits / bad if bad else float("nan"),
+                     "enrichment": p / base_rate if bad else float("nan"),
+                     "p_value": float(hypergeom.sf(int(np.ceil(hits - 1e-9)) - 1, n, bad, k))})
+    return {"n": n, "expert_bad": bad, "base_rate": base_rate, "average_precision": average_precision(s, y), "at_k": at_k}

@@ -71,8 +71,9 @@ def summarize(results: pd.DataFrame, exact_limit: int = MPD_EXACT_LIMIT, pairs: 
     circ = circular_correct(results)
     rows = []
     for key, group in results.groupby(GROUP, sort=True):
-        g = Group(*key, rows=group, scored=group[group["error"].isna()], circular=circ, exact_limit=exact_limit,
-                  pairs=pairs, seed=seed)
+        benchmark, perturbation, model = key
+        g = Group(benchmark, perturbation, model, rows=group, scored=group[group["error"].isna()], circular=circ,
+                  exact_limit=exact_limit, pairs=pairs, seed=seed)
         rows.append({**dict(zip(GROUP, key)), "n_items": group["source_id"].nunique(), "n_rows": len(group),
                      "n_errors": int(group["error"].notna().sum()), **compute_all(g, statistics)})
     table = pd.DataFrame(rows)

@@ -74,7 +74,7 @@ def _sheet(flags: pd.DataFrame) -> str:
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     shown = flags[flags["on_sheet"]].sort_values(["score", "n_wrong"], ascending=False, kind="stable").copy()
     shown["question"] = shown["question"].map(lambda q: clip_text(q) if isinstance(q, str) else q)
-    shown["options"] = shown["options"].map(lambda o: " | ".join(map(clip_text, o)))  # as a model run's sheet
+    shown["options"] = shown["options"].map(lambda o: " | ".join(clip_text(t) or "" for t in o))  # as a model run's sheet
     shown["gold"] = shown["gold"].map(lambda g: letters[int(g)])
     shown["agreed_option"] = shown["agreed_option"].map(lambda g: letters[int(g)])
     return csv_frame(shown[[*SHEET_COLUMNS, "review_label", "review_subtype", "review_note"]]).to_csv(index=False,
@@ -145,18 +145,13 @@ def build_log_summary(run_id: str, cfg: LandscapeConfig, read: LmEvalRead, audit
 
 def _classified(job: JobRun, cfg: LandscapeConfig, flags: pd.DataFrame, cache_root: str) -> tuple[pd.DataFrame, dict]:
     """The flagged items with the structural classifier's verdicts (``--classify --classifier-model SPEC``)."""
-    from jobs.landscape.classify import CLASSIFIER_SCHEMA, classify_candidates
-    from jobs.landscape.run import _structure_prompt
+    from jobs.landscape.run import _structure_prompt, classified
 
     structure, classifier = _structure_prompt(cfg), cfg.classifier([])
-    with job.timer("classifier"):
-        verdicts, calls = classify_candidates(flags, classifier, structure, cache_root, job.opts.lost_node_timeout)
-    job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
-    flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
-                        on=["benchmark", "source_id"], how="left")
-    return flags, {"model": classifier.name, "spec": classifier.spec, "prompt": {"name": structure.name,
-                   "version": structure.version, "sha256": structure.sha256, "source": cfg.classifier_prompt or "shipped"},
-                   "calls": calls}
+    if structure is None or classifier is None:
+        raise JobError("--classify needs --classifier-model")
+    flags, _, info = classified(job, cfg, flags, structure, classifier, cache_root)
+    return flags, info
 
 
 def run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:

@@ -161,6 +161,24 @@ def _candidates_table(flags: pd.DataFrame) -> pa.Table:
     return pa.Table.from_pandas(shown, preserve_index=False)
 
 
+def classified(job: JobRun, cfg: LandscapeConfig, flags: pd.DataFrame, structure: StructurePrompt, classifier: ModelConfig,
+               cache_root: str) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The flagged items with the structural classifier's verdicts merged in, the verdicts (data/classifier/, written
+    here) and the classifier's description for the manifest: the same for a model run and a --from-lm-eval run."""
+    from jobs.landscape.classify import CLASSIFIER_SCHEMA, classify_candidates
+
+    with job.timer("classifier"):
+        verdicts, calls = classify_candidates(flags, classifier, structure, ModelSteps.of(job, len(flags), cache_root))
+    job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
+    flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
+                        on=["benchmark", "source_id"], how="left")
+    info = {"model": classifier.name, "spec": classifier.spec, "settings": classifier.settings,
+            "prompt": {"name": structure.name, "version": structure.version, "sha256": structure.sha256,
+                       "source": cfg.classifier_prompt or "shipped"},
+            "generation": {"temperature": 0.0, "max_new_tokens": structure.max_new_tokens}, "calls": calls}
+    return flags, verdicts, info
+
+
 def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.DataFrame, items: pd.DataFrame,
             probability: str, labels: pd.DataFrame | None, reference: pd.DataFrame | None,
             structure: StructurePrompt | None, classifier: ModelConfig | None, cache_root: str,
@@ -172,17 +190,7 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
         flags, correct_by_bench = candidates(results, items, cfg, labels)
     verdicts, classifier_info = None, None
     if structure is not None and classifier is not None:
-        from jobs.landscape.classify import CLASSIFIER_SCHEMA, classify_candidates
-
-        with job.timer("classifier"):
-            verdicts, calls = classify_candidates(flags, classifier, structure, ModelSteps.of(job, len(flags), cache_root))
-        job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
-        flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
-                            on=["benchmark", "source_id"], how="left")
-        classifier_info = {"model": classifier.name, "spec": classifier.spec, "settings": classifier.settings,
-                           "prompt": {"name": structure.name, "version": structure.version, "sha256": structure.sha256,
-                                      "source": cfg.classifier_prompt or "shipped"},
-                           "generation": {"temperature": 0.0, "max_new_tokens": structure.max_new_tokens}, "calls": calls}
+        flags, verdicts, classifier_info = classified(job, cfg, flags, structure, classifier, cache_root)
     answered = results[results["error"].isna()]
     skips = Skips.of(unusable_answers(pa.Table.from_pandas(results[[c for c in ERROR_COLUMNS if c in results]],
                                                            preserve_index=False)))
