@@ -25,9 +25,10 @@ from jobs.common.job import JobRun
 from jobs.common.manifest import StageTimer
 from jobs.common.models import response_cache_root
 from jobs.common.summaries import clip_text, finite, records
+from jobs.landscape.classify import classified, structure_prompt
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.from_lm_eval import LmEvalError, LmEvalRead, read_lm_eval
-from jobs.landscape.inputs import REJECTED_SCHEMA
+from jobs.landscape.inputs import REJECTED_SCHEMA, rejections
 from jobs.landscape.item_audit import RANKINGS, audit_overview, flags_from_audit, validate_audit
 from jobs.landscape.summary import (
     POINT_DIGITS,
@@ -145,9 +146,7 @@ def build_log_summary(run_id: str, cfg: LandscapeConfig, read: LmEvalRead, audit
 
 def _classified(job: JobRun, cfg: LandscapeConfig, flags: pd.DataFrame, cache_root: str) -> tuple[pd.DataFrame, dict]:
     """The flagged items with the structural classifier's verdicts (``--classify --classifier-model SPEC``)."""
-    from jobs.landscape.run import _structure_prompt, classified
-
-    structure, classifier = _structure_prompt(cfg), cfg.classifier([])
+    structure, classifier = structure_prompt(cfg), cfg.classifier([])
     if structure is None or classifier is None:
         raise JobError("--classify needs --classifier-model")
     flags, _, info = classified(job, cfg, flags, structure, classifier, cache_root)
@@ -178,9 +177,7 @@ def run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
         classifier_info = None
         if cfg.classify:
             flags, classifier_info = _classified(job, cfg, flags, cache_root)
-        from jobs.landscape.run import _rejections
-
-        rejected = _rejections(read.rejected)
+        rejected = rejections(read.rejected)
         skips = Skips()
         tasks = ~read.table["benchmark"].isin(read.table["group_of"].dropna())  # a group's rows are its tasks' again
         errors = int(read.table.loc[tasks, "n_errors"].sum())
