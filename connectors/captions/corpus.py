@@ -104,7 +104,7 @@ def check_some_rows(plans: list[Plan]) -> None:
     a run over them could only stop with "no usable rows" after making its run directory."""
     shards = [s for p in plans for s in p.shards]
     if shards and all(s.expected_rows == 0 for s in shards) and not any(p.unreadable for p in plans):
-        files = list(dict.fromkeys(s.file.url for s in shards))
+        files = list(dict.fromkeys(s.source for s in shards))
         raise CorpusError(f"no rows to audit: {', '.join(files[:3])}{' …' if len(files) > 3 else ''} "
                           f"{'holds' if len(files) == 1 else 'hold'} a header or nothing, and no row")
 
@@ -153,10 +153,10 @@ def _plan_file(spec: CorpusSpec, ref: FileRef, shard_rows: int) -> list[Shard]:
         if not rows:
             return [corpus_shard(spec.name, ref, spec.format, expected_rows=0)]
     elif spec.format == "jsonl":
-        first = _first_object(ref)
-        if first is None:
+        first_object = _first_object(ref)
+        if first_object is None:
             return [corpus_shard(spec.name, ref, spec.format, expected_rows=0)]
-        _check_columns(spec, list(first), ref.url)
+        _check_columns(spec, list(first_object), ref.url)
     return [corpus_shard(spec.name, ref, spec.format)]
 
 

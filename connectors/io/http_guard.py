@@ -140,7 +140,7 @@ class _Https(urllib.request.HTTPSHandler):
         self.deadline = deadline
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(_watched(http.client.HTTPSConnection, self.deadline), req, context=self._context)
+        return self.do_open(_watched(http.client.HTTPSConnection, self.deadline), req, context=self._context)  # type: ignore[attr-defined]  # HTTPSHandler's own attribute, unstubbed
 
 
 def _read_capped(response: http.client.HTTPResponse, limit: int) -> bytes:

@@ -8,13 +8,14 @@ at once, the rest is skipped in chunks, and the reader counts it as one skipped 
 """
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 SKIP_CHUNK = 1 << 20  # bytes read at a time while skipping the rest of a line over the limit
 
 
-def bounded_lines(handle: BinaryIO, max_bytes: int) -> Iterator[bytes | None]:
+def bounded_lines(handle: BinaryIO | IO[bytes] | io.BufferedIOBase, max_bytes: int) -> Iterator[bytes | None]:
     """Each line of ``handle`` (newline included) of at most ``max_bytes`` bytes, or ``None`` in place
     of a longer one, whose bytes are skipped without being kept."""
     while True:

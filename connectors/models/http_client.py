@@ -139,7 +139,7 @@ class JsonClient:
                 return json.loads(_utf8(raw))
             except RefusedReply as exc:  # a redirect or a reply over the limit: the same again on a retry
                 self._count("failures")
-                raise self._error(f"POST {url} failed: {exc}") from None
+                raise self._error(f"POST {url} failed: {exc}", "refused_reply", False) from None
             except urllib.error.HTTPError as exc:
                 last, code = f"HTTP {exc.code}: {self._detail(exc)}", f"http_{exc.code}"
                 if not _retryable(exc.code):
