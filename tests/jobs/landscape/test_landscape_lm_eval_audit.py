@@ -89,7 +89,7 @@ def test_groups_pool_their_subtasks_and_every_item_is_scored_with_the_agreed_def
     assert items.loc[items["source_id"] != "mmlu_alpha:0", "score"].max() < top["score"]
     sheet = list(csv.DictReader(io.StringIO((run_dir / "review_candidates.csv").read_text())))
     assert sheet[0]["source_id"] == "mmlu_alpha:0" and sheet[0]["gold"] == "A" and sheet[0]["agreed_option"] == "B"
-    assert sheet[0]["options"].startswith("A. ") and {"review_label", "review_subtype"} <= set(sheet[0])
+    assert sheet[0]["options"] == " | ".join(top["options"]) and {"review_label", "review_subtype"} <= set(sheet[0])
     assert summary["flags"]["from"] == manifest["review"]["flags_from"] == "lm_eval_logs"
     audit = summary["item_audit"]["benchmarks"]["mmlu"]
     assert audit["items"] == 10 and audit["models"] == 4 and 0 < audit["gold_accuracy"] < 1
