@@ -16,3 +16,4 @@ PERTURBATION_NAMES = tuple(PERTURBATION_NOTES)
 DEFAULT_PERTURBATIONS = ("none", "noise")
 MPD_EXACT_LIMIT = 50_000  # exact mean pairwise distance up to this many items, a seeded estimate beyond
 MPD_PAIRS = 2_000_000  # pairs drawn for the estimate
+MPD_BOOTSTRAP = 200  # item-bootstrap replicates of an exact MPD's interval (each costs about one exact MPD in BLAS)

@@ -6,13 +6,14 @@ one decorated function (and its test), with no edit to the summary, the report o
 
 A statistic takes a ``Group`` -- the result rows of one benchmark x perturbation x model, the rows
 that were scored, and the run's settings -- and returns a number (NaN when it has none) or an
-``Interval`` (a value with its interval, for a sampled estimate). Its value lands in the summary
-table under its name; an interval's bounds under ``<name>_ci_low``/``<name>_ci_high`` and whether it
-is exact under ``<name>_exact``.
+``Interval`` (a value with its interval). Its value lands in the summary table under its name; an
+interval's bounds under ``<name>_ci_low``/``<name>_ci_high`` and whether the value is computed over
+everything (``<name>_exact``: every pair of an MPD, whose interval is then an item bootstrap) or estimated
+from a sample (sampled pairs, a CLT interval).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -20,6 +21,7 @@ import pandas as pd
 from audit.landscape.choices import MPD_EXACT_LIMIT, MPD_PAIRS
 from audit.landscape.mpd import mpd
 from audit.stats.choices import DEFAULT_SEED
+from audit.stats.proportions import wilson_interval
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,8 @@ class Group:
 
 @dataclass(frozen=True)
 class Interval:
-    """A value with its interval; ``exact``: computed over every pair, so the interval is the value."""
+    """A value with its interval; ``exact``: the value is computed over every item (or pair), not estimated from
+    sampled pairs -- its interval is then the items' sampling uncertainty (Wilson, item bootstrap)."""
 
     value: float
     low: float
@@ -87,10 +90,11 @@ def unregister(name: str) -> None:
     INTERVALS.discard(name)
 
 
-def compute_all(group: Group) -> dict[str, float | bool]:
-    """Every registered statistic of one group, as summary-table columns."""
+def compute_all(group: Group, statistics: Mapping[str, Statistic] | None = None) -> dict[str, float | bool]:
+    """Every registered statistic of one group (or those of ``statistics``, the registry as the driver has it,
+    for a Ray worker whose process imported the registry afresh), as summary-table columns."""
     out: dict[str, float | bool] = {}
-    for stat in STATISTICS.values():
+    for stat in (STATISTICS if statistics is None else statistics).values():
         value = stat.compute(group)
         if isinstance(value, Interval):
             out.update({stat.name: value.value, f"{stat.name}_ci_low": value.low, f"{stat.name}_ci_high": value.high,
@@ -106,22 +110,29 @@ def _mean(rows: pd.DataFrame, column: str) -> float:
 
 @statistic("mpd", "MPD", headline=True, interval=True)
 def mean_pairwise_distance(g: Group) -> Interval:
-    """Mean pairwise distance between the group's (Ptop1, Hnorm) points, exact or sampled with its interval."""
+    """Mean pairwise distance between the group's (Ptop1, Hnorm) points: exact with its item-bootstrap
+    interval up to ``exact_limit`` items, else sampled pairs with their CLT interval (``audit.landscape.mpd``)."""
     if len(g.scored) < 2:
         return Interval(float("nan"), float("nan"), float("nan"), True)
     est = mpd(g.scored[["ptop1", "hnorm"]].to_numpy(), exact_limit=g.exact_limit, pairs=g.pairs, seed=g.seed)
     return Interval(est.value, est.ci_low, est.ci_high, bool(est.exact))
 
 
-@statistic("accuracy", "accuracy", percent=True, headline=True)
-def accuracy(g: Group) -> float:
-    """Share of scored items answered correctly; under ``circular`` an item counts only when all its
-    rotations were scored and correct."""
+@statistic("accuracy", "accuracy", percent=True, headline=True, interval=True)
+def accuracy(g: Group) -> Interval:
+    """Share of scored items answered correctly, with its Wilson interval over those items; under ``circular``
+    an item counts only when all its rotations were scored and correct."""
     if g.perturbation == "circular":
         c = g.circular
-        c = c[(c["benchmark"] == g.benchmark) & (c["model"] == g.model) & c["complete"]]
-        return float(c["all_correct"].mean()) if len(c) else float("nan")
-    return _mean(g.scored, "correct")
+        correct = c[(c["benchmark"] == g.benchmark) & (c["model"] == g.model) & c["complete"]]["all_correct"]
+    else:
+        correct = g.scored["correct"]
+    n = len(correct)
+    if n == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), True)
+    value = float(correct.mean())
+    low, high = wilson_interval(value * n, n)
+    return Interval(value, low, high, True)
 
 
 @statistic("mean_ptop1", "mean Ptop1")

@@ -2,17 +2,20 @@
 
 ``result_rows`` joins scored prompt rows of one model into result rows (point, prediction);
 ``summarize`` turns result rows (any number of models, perturbations, benchmarks) into the
-table: accuracy, its relative change against the unperturbed run, mean Ptop1/Hnorm and MPD.
+table: every registered statistic (``audit.landscape.statistics``: accuracy with its Wilson interval, mean
+Ptop1/Hnorm, MPD with its interval) and the accuracy's relative change against the unperturbed run.
 Under ``circular`` an item is correct only when all its K rotations are (``circular_correct``).
 """
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
 from audit.landscape.choices import MPD_EXACT_LIMIT, MPD_PAIRS
 from audit.landscape.metrics import landscape_points
-from audit.landscape.statistics import Group, compute_all
+from audit.landscape.statistics import Group, Statistic, compute_all
 from audit.stats.choices import DEFAULT_SEED
 
 GROUP = ["benchmark", "perturbation", "model"]
@@ -61,17 +64,18 @@ def circular_correct(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def summarize(results: pd.DataFrame, exact_limit: int = MPD_EXACT_LIMIT, pairs: int = MPD_PAIRS,
-              seed: int = DEFAULT_SEED) -> pd.DataFrame:
+              seed: int = DEFAULT_SEED, statistics: Mapping[str, Statistic] | None = None) -> pd.DataFrame:
     """One row per benchmark x perturbation x model: its counts, then every registered statistic
-    (``audit.landscape.statistics``); ``relative_change`` is the accuracy's against ``none``."""
+    (``audit.landscape.statistics``; ``statistics``: the driver's registry, passed to a Ray worker);
+    ``relative_change`` is the accuracy's against ``none``."""
     circ = circular_correct(results)
     rows = []
     for key, group in results.groupby(GROUP, sort=True):
         benchmark, perturbation, model = key
-        g = Group(benchmark, perturbation, model, rows=group, scored=group[group["error"].isna()], circular=circ, exact_limit=exact_limit,
-                  pairs=pairs, seed=seed)
+        g = Group(benchmark, perturbation, model, rows=group, scored=group[group["error"].isna()], circular=circ,
+                  exact_limit=exact_limit, pairs=pairs, seed=seed)
         rows.append({**dict(zip(GROUP, key)), "n_items": group["source_id"].nunique(), "n_rows": len(group),
-                     "n_errors": int(group["error"].notna().sum()), **compute_all(g)})
+                     "n_errors": int(group["error"].notna().sum()), **compute_all(g, statistics)})
     table = pd.DataFrame(rows)
     if table.empty:
         return table

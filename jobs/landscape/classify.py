@@ -13,11 +13,14 @@ from dataclasses import replace
 import pandas as pd
 import pyarrow as pa
 
-from audit.landscape.structure import StructurePrompt, parse_structure_label
+from audit.landscape.structure import StructurePrompt, load_structure_prompt, parse_structure_label
 from audit.mcqa.items import McqaItem
+from connectors.landscape.inputs import read_structure_prompt
 from connectors.models.batches import PROMPT_SCHEMA
+from jobs.common.job import JobRun
 from jobs.common.model_step import ModelSteps
 from jobs.common.models import ModelConfig, model_counts
+from jobs.landscape.config import LandscapeConfig
 
 CLASSIFIER_SCHEMA = pa.schema([("benchmark", pa.string()), ("source_id", pa.string()), ("text", pa.string()),
                                ("structure_label", pa.string()), ("structure_status", pa.string()), ("error", pa.string()),
@@ -64,3 +67,26 @@ def _verdicts(out: pa.Table) -> pd.DataFrame:
     return pd.DataFrame({"benchmark": frame["benchmark"], "source_id": frame["id"], "text": frame["text"],
                          "structure_label": [p[0] for p in parsed], "structure_status": [p[1] for p in parsed],
                          "error": frame["error"], "cached": frame["cached"]})
+
+
+def structure_prompt(cfg: LandscapeConfig) -> StructurePrompt | None:
+    """The structural classifier's prompt (--classifier-prompt, else the shipped one); None without --classify."""
+    if not cfg.classify:
+        return None
+    return read_structure_prompt(cfg.classifier_prompt) if cfg.classifier_prompt else load_structure_prompt()
+
+
+def classified(job: JobRun, cfg: LandscapeConfig, flags: pd.DataFrame, structure: StructurePrompt, classifier: ModelConfig,
+               cache_root: str) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The flagged items with the structural classifier's verdicts merged in, the verdicts (data/classifier/, written
+    here) and the classifier's description for the manifest: the same for a model run and a --from-lm-eval run."""
+    with job.timer("classifier"):
+        verdicts, calls = classify_candidates(flags, classifier, structure, ModelSteps.of(job, len(flags), cache_root))
+    job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
+    flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
+                        on=["benchmark", "source_id"], how="left")
+    info = {"model": classifier.name, "spec": classifier.spec, "settings": classifier.settings,
+            "prompt": {"name": structure.name, "version": structure.version, "sha256": structure.sha256,
+                       "source": cfg.classifier_prompt or "shipped"},
+            "generation": {"temperature": 0.0, "max_new_tokens": structure.max_new_tokens}, "calls": calls}
+    return flags, verdicts, info

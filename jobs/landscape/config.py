@@ -104,7 +104,12 @@ class LandscapeConfig(BenchmarkInputs):
     @model_validator(mode="after")
     def _inputs(self) -> LandscapeConfig:
         if self.from_lm_eval:
-            given = [f for f in ("benchmark", "benchmarks", "input", "model", "models", "template", "perturbations")
+            if "perturbations" in self.model_fields_set:
+                raise ConfigError("--perturbations cannot apply with --from-lm-eval: lm-eval's logs hold each model's answers "
+                                  "on the published prompt only, and a perturbation (noise injection too) needs the model "
+                                  "to answer the changed prompt; the review candidates come from the logged answers "
+                                  "(flags.from = lm_eval_logs)")
+            given = [f for f in ("benchmark", "benchmarks", "input", "model", "models", "template")
                      if f in self.model_fields_set]
             if given:
                 flags = ", ".join("--" + f.replace("_", "-") for f in given)

@@ -8,7 +8,9 @@ read as a whole still fails before any work, naming the file.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -18,6 +20,7 @@ from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.benchmarks.shards import plan_benchmark
 from connectors.benchmarks.spec import BenchmarkSpec
 from connectors.io.read_report import ReadReport
+from jobs.common.answers import reason_code
 from jobs.landscape.config import LandscapeConfig
 
 REJECTED_SCHEMA = pa.schema([("benchmark", pa.string()), ("id", pa.string()), ("perturbation", pa.string()),
@@ -81,3 +84,9 @@ def items_table(items: list[McqaItem]) -> pa.Table:
 
 def item_from_row(row: dict) -> McqaItem:
     return McqaItem(**{**row, "options": tuple(row["options"])})
+
+
+def rejections(rejected: list[dict]) -> dict[str, Any]:
+    """The manifest's count of rejected rows: in all, by stage and by reason code."""
+    return {"total": len(rejected), "by_stage": dict(Counter(r["stage"] for r in rejected)),
+            "by_reason": dict(Counter(reason_code(r["reason"]) for r in rejected).most_common())}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from audit.mcqa.items import LETTERS
-from jobs.common.html import PROBABILITY, Axis, RunInfo, esc, fmt, note, page, pct, scatter, table
+from jobs.common.html import PROBABILITY, Axis, RunInfo, esc, fmt, interval, note, page, pct, scatter, table
 
 MAX_SHOWN = 200  # candidates listed in the report; all of them are in summary.json and review_candidates.csv
 CAVEAT = ("Each item is a point (Ptop1, Hnorm): Ptop1 is the top option's probability, Hnorm the entropy of the other "
@@ -11,6 +11,7 @@ CAVEAT = ("Each item is a point (Ptop1, Hnorm): Ptop1 is the top option's probab
 
 
 PTOP1, HNORM = Axis("Ptop1", bounds=PROBABILITY), Axis("Hnorm", bounds=PROBABILITY)  # both in [0, 1]
+RECALL, PRECISION = Axis("recall", bounds=PROBABILITY), Axis("precision", bounds=PROBABILITY)
 
 
 def _scatters(summary: dict) -> str:
@@ -26,15 +27,56 @@ def _scatters(summary: dict) -> str:
 
 
 def _statistic_cells(row: dict, statistics: list[dict]) -> list[str]:
-    """A summary-table row's registered statistics (``summary["statistics"]``), an interval's bounds after its value."""
+    """A summary-table row's registered statistics (``summary["statistics"]``), an interval's bounds after its value,
+    in the value's format."""
     cells = []
     for stat in statistics:
-        value = row.get(stat["name"])
-        cells.append(pct(value) if stat["percent"] else fmt(value))
+        value_fmt = pct if stat["percent"] else fmt
+        cells.append(value_fmt(row.get(stat["name"])))
         if stat["interval"]:
-            cells.append("exact" if row.get(f"{stat['name']}_exact", True)
-                         else f"[{fmt(row.get(stat['name'] + '_ci_low'))}, {fmt(row.get(stat['name'] + '_ci_high'))}]")
+            cells.append(interval(row.get(f"{stat['name']}_ci_low"), row.get(f"{stat['name']}_ci_high"), value_fmt))
     return cells
+
+
+def _groups(summary: dict) -> str:
+    rows = summary.get("groups") or []
+    if not rows:
+        return ""
+    body = [[esc(r["group"]), esc(r["model"]), r["subtasks"], r["n_items"], pct(r["accuracy"]), pct(r["lm_eval_acc"]),
+             f"{r['lm_eval_subtasks']}" + (f" (not in the logs: {esc(', '.join(r['not_read']))})" if r["not_read"] else "")]
+            for r in rows]
+    return ("<section><h2>lm-eval groups</h2><p class=note>Subtasks pooled into their lm-eval group, one benchmark of the "
+            "tables above: its accuracy is the micro average over its items, as lm-eval's own group figure (from "
+            "results.json, where it has one; it differs when results.json counts subtasks whose samples are not in the "
+            "logs).</p>" + table(["group", "model", "subtasks", "items", "accuracy", "lm-eval's figure",
+                                 "subtasks in lm-eval's figure"], body) + "</section>")
+
+
+def _item_audit(summary: dict) -> str:
+    audit = summary.get("item_audit")
+    if not audit:
+        return ""
+    names = audit["ranking_names"]
+    head = ("<section><h2>Cross-model item audit</h2><p class=note>Every item's label-error score is the posterior "
+            "probability that its gold label is wrong when each model is a noisy annotator right with its own "
+            "accuracy (one-coin Dawid–Skene model; the share of right gold labels is estimated from the data). "
+            "data/candidates/ holds every item with its statistics; flagged = score above 1/2.</p>")
+    body = [[esc(b), v["items"], v["models"], fmt(v["gold_accuracy"]), v["flagged"]] for b, v in audit["benchmarks"].items()]
+    parts = [head, table(["benchmark", "items", "models", "estimated share of right gold labels", "flagged"], body)]
+    for entry in audit["rankings"]:
+        rows = []
+        for name, label in names.items():
+            rank = entry[name]
+            rows.append([esc(label), fmt(rank["average_precision"])] + [
+                f"{pct(k['precision'])} · ×{fmt(k['enrichment'], 2)} · p {k['p_value']:.1e}" for k in rank["at_k"]])
+        ks = [f"top {k['k']}: precision · enrichment · p" for k in entry["score"]["at_k"]]
+        parts.append(f"<h3>{esc(entry['benchmark'])} against expert labels ({entry['matched']:,} of {entry['items']:,} "
+                     f"items matched, {entry['score']['expert_bad']:,} expert-flagged)</h3>"
+                     + table(["ranking", "average precision", *ks], rows))
+        charts = [scatter([(x, y, "") for x, y in entry[name]["curve"]], f"{entry['benchmark']} · {label}", RECALL,
+                          PRECISION, width=360, height=300) for name, label in names.items()]
+        parts.append(f"<div class=flex>{''.join(charts)}</div>")
+    return "".join(parts) + "</section>"
 
 
 def _statistic_headers(statistics: list[dict]) -> list[str]:
@@ -44,7 +86,8 @@ def _statistic_headers(statistics: list[dict]) -> list[str]:
 def _statistics_table(summary: dict) -> str:
     stats, base = summary["statistics"], [r for r in summary["table"] if r["perturbation"] == "none"]
     body = [[esc(r["benchmark"]), esc(r["model"]), r["n_items"], *_statistic_cells(r, stats)] for r in base]
-    return "<section><h2>Statistics per benchmark and model</h2>" + table(
+    return ("<section><h2>Statistics per benchmark and model</h2><p class=note>95% intervals: accuracy's Wilson interval; "
+            "MPD's from resampling the items (exact MPD) or the pairs (sampled MPD, beyond the exact limit).</p>") + table(
         ["benchmark", "model", "items", *_statistic_headers(stats)], body) + "</section>"
 
 
@@ -78,6 +121,8 @@ def _flags(summary: dict) -> str:
     rows = [[esc(r["benchmark"]), esc(r["source_id"]), f"{r['n_wrong']} / {r['n_models']}", esc(r["question"]),
              _options(r["options"], r["gold"]), esc(r.get("structure_label")), esc(r.get("review_label")),
              esc(r.get("review_subtype"))] for r in flags["candidates"][:MAX_SHOWN]]
+    if flags["from"] == "lm_eval_logs":
+        return _log_flags(summary)
     source = "noise injection (distractors replaced by unrelated city names)" if flags["from"] == "noise" else \
         "the unperturbed answers (the run has no noise perturbation)"
     thresholds = "; ".join(f"{esc(b)}: at least {t['min_wrong']} of {t['models']}" for b, t in flags["threshold"].items())
@@ -87,6 +132,22 @@ def _flags(summary: dict) -> str:
             f"review_candidates.csv holds every one with columns for the reviewer's label.{shown}</p>")
     return head + (table(["benchmark", "item", "wrong / models", "question", "options", "classifier", "review label",
                           "subtype"], rows) if rows else "<p><em>No candidates.</em></p>") + "</section>"
+
+
+def _log_flags(summary: dict) -> str:
+    """Candidates of a --from-lm-eval run: the logged answers on the published prompt, no perturbation."""
+    flags = summary["flags"]
+    rows = [[esc(r["benchmark"]), esc(r["source_id"]), fmt(r["score"]), f"{r['n_wrong']} / {r['n_models']}",
+             f"{LETTERS[r['agreed_option']]} ({fmt(r['agreed_mass'])})", esc(r["question"]), _options(r["options"], r["gold"]),
+             esc(r.get("review_label"))] for r in flags["candidates"][:MAX_SHOWN]]
+    rule = (f"at least {flags['min_wrong']} models miss it" if flags["min_wrong"] else
+            "the label-error score is above 1/2")
+    head = (f"<section><h2>Review candidates ({flags['n_candidates']:,})</h2><p class=note>From the models' logged answers "
+            f"on the published prompt (lm-eval logs hold no perturbed prompt, so there is no noise injection): items where "
+            f"{esc(rule)}, most likely defective first; the gold option is in bold. review_candidates.csv holds every one, and "
+            "the 100 highest scores of each benchmark besides, with columns for the reviewer's label.</p>")
+    return head + (table(["benchmark", "item", "score", "wrong / models", "models' option (mass)", "question", "options",
+                          "review label"], rows) if rows else "<p><em>No candidates.</em></p>") + "</section>"
 
 
 def _validation(rows: list[dict], matches: dict[str, dict[str, int]]) -> str:
@@ -151,6 +212,7 @@ def render_landscape_report(summary: dict, run: RunInfo | None = None) -> str:
     body = [f"<p class=note>Run {esc(summary['run_id'])} · probabilities: {esc(summary['probability_note'])}</p>",
             _item_rules(summary["overview"].get("item_rules", {})),
             f"<p class=note>{esc(CAVEAT)}</p>", _warnings(summary), _statistics_table(summary), _scatters(summary),
-            _perturbation_table(summary), _correlations(summary["hnorm_correlations"]), _flags(summary),
-            _validation(summary["validation"], summary["overview"].get("reference_matches", {})), _problems(summary)]
+            _groups(summary), _perturbation_table(summary), _correlations(summary["hnorm_correlations"]), _flags(summary),
+            _item_audit(summary), _validation(summary["validation"], summary["overview"].get("reference_matches", {})),
+            _problems(summary)]
     return page("MCQA probability landscapes", "".join(body), run)

@@ -23,7 +23,6 @@ unscorable are findings, listed per item, and never fail the run.
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from typing import Any
 
 import fsspec
@@ -32,13 +31,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.landscape.prompts import McqaTemplate, load_template
-from audit.landscape.structure import StructurePrompt, load_structure_prompt
+from audit.landscape.structure import StructurePrompt
 from connectors.io.markup import csv_frame
-from connectors.landscape.inputs import read_reference, read_review_labels, read_structure_prompt, read_template
+from connectors.landscape.inputs import read_reference, read_review_labels, read_template
 from connectors.models.available import check_available
 from connectors.models.batches import REPORT_COLUMN, merge_backend_reports
 from connectors.runs.tables import DATA_DIR, partition_segment
-from jobs.common.answers import Skips, StageAnswers, reason_code, unusable_answers
+from jobs.common.answers import Skips, StageAnswers, unusable_answers
 from jobs.common.config import RunOptions
 from jobs.common.errors import JobError
 from jobs.common.job import JobRun
@@ -46,8 +45,9 @@ from jobs.common.manifest import StageTimer
 from jobs.common.model_step import ModelFailure, ModelSteps
 from jobs.common.models import ModelConfig, model_counts, response_cache_root
 from jobs.common.summaries import clip_text
+from jobs.landscape.classify import classified, structure_prompt
 from jobs.landscape.config import LandscapeConfig
-from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark
+from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark, rejections
 from jobs.landscape.stages import SCORE_TABLE, landscape_batch, prompt_batch
 from jobs.landscape.summary import FINAL_POSITION, as_results, build_summary, candidates
 
@@ -58,12 +58,6 @@ ERROR_COLUMNS = ("error", "error_code", "error_transient")  # an answer's failur
 
 def _template(cfg: LandscapeConfig) -> tuple[McqaTemplate, str]:
     return (read_template(cfg.template), cfg.template) if cfg.template else (load_template(), "shipped")
-
-
-def _structure_prompt(cfg: LandscapeConfig) -> StructurePrompt | None:
-    if not cfg.classify:
-        return None
-    return read_structure_prompt(cfg.classifier_prompt) if cfg.classifier_prompt else load_structure_prompt()
 
 
 def _rm(url: str) -> None:
@@ -172,17 +166,7 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
         flags, correct_by_bench = candidates(results, items, cfg, labels)
     verdicts, classifier_info = None, None
     if structure is not None and classifier is not None:
-        from jobs.landscape.classify import CLASSIFIER_SCHEMA, classify_candidates
-
-        with job.timer("classifier"):
-            verdicts, calls = classify_candidates(flags, classifier, structure, ModelSteps.of(job, len(flags), cache_root))
-        job.write_table("classifier", pa.Table.from_pandas(verdicts, schema=CLASSIFIER_SCHEMA, preserve_index=False))
-        flags = flags.merge(verdicts[["benchmark", "source_id", "structure_label", "structure_status"]],
-                            on=["benchmark", "source_id"], how="left")
-        classifier_info = {"model": classifier.name, "spec": classifier.spec, "settings": classifier.settings,
-                           "prompt": {"name": structure.name, "version": structure.version, "sha256": structure.sha256,
-                                      "source": cfg.classifier_prompt or "shipped"},
-                           "generation": {"temperature": 0.0, "max_new_tokens": structure.max_new_tokens}, "calls": calls}
+        flags, verdicts, classifier_info = classified(job, cfg, flags, structure, classifier, cache_root)
     answered = results[results["error"].isna()]
     skips = Skips.of(unusable_answers(pa.Table.from_pandas(results[[c for c in ERROR_COLUMNS if c in results]],
                                                            preserve_index=False)))
@@ -215,11 +199,6 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
                                                                     0, failed, reasons=skips, unit="model answers"))
 
 
-def _rejections(rejected: list[dict]) -> dict[str, Any]:
-    return {"total": len(rejected), "by_stage": dict(Counter(r["stage"] for r in rejected)),
-            "by_reason": dict(Counter(reason_code(r["reason"]) for r in rejected).most_common())}
-
-
 def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
     """Run the landscape audit; returns the final run directory."""
     if cfg.from_lm_eval:
@@ -227,7 +206,7 @@ def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
     timer = StageTimer()
     with timer("plan"):
         template, template_source = _template(cfg)
-        structure = _structure_prompt(cfg)
+        structure = structure_prompt(cfg)
         labels = read_review_labels(cfg.review_labels) if cfg.review_labels else None
         reference = read_reference(cfg.reference) if cfg.reference else None
         benchmarks = [load_benchmark(b.to_spec(), cfg) for b in cfg.benchmark_configs()]
@@ -248,7 +227,7 @@ def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
                                 "rows_read": b.rows_read, "scorable": b.scorable, "sampled": len(b.items)} for b in benchmarks},
             "template": {"name": template.name, "version": template.version, "sha256": template.sha256, "source": template_source},
             "perturbations": {"names": cfg.perturbations, "params": cfg.perturbation_params(), "prompt_rows": n_prompts},
-            "rejected": _rejections(rejected),
+            "rejected": rejections(rejected),
         }
         if n_prompts == 0:
             job.write_json("manifest.json", job.manifest(**extra))
@@ -277,24 +256,6 @@ def run(cfg: LandscapeConfig, opts: RunOptions) -> str:
 
 
 def _run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
-    from jobs.landscape.from_lm_eval import read_lm_eval_inputs
+    from jobs.landscape.lm_eval_run import run_lm_eval
 
-    timer = StageTimer()
-    with timer("plan"):
-        inputs = read_lm_eval_inputs(cfg)
-        structure = _structure_prompt(cfg)
-        labels = read_review_labels(cfg.review_labels) if cfg.review_labels else None
-        reference = read_reference(cfg.reference) if cfg.reference else None
-    cache_root = response_cache_root(cfg.cache, opts.out)
-    payload = {"config": cfg.model_dump(exclude={"cache"}), "lm_eval": [r["samples"] for r in inputs.runs],
-               "on_error": opts.on_error}
-    with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray=cfg.classify) as job:
-        for name, rows in inputs.results.groupby("model", sort=True):
-            job.write_table("scores", rows.drop(columns="model"), partition=("model", name))
-        job.write_table("rejected", pa.Table.from_pylist(inputs.rejected, schema=REJECTED_SCHEMA))
-        extra = {"lm_eval": {"root": cfg.from_lm_eval, "runs": inputs.runs, "superseded": inputs.superseded,
-                             "unreadable": inputs.unreadable,
-                             "tasks": {"read": len(inputs.runs), "unreadable": len(inputs.unreadable)}},
-                 "rejected": _rejections(inputs.rejected)}
-        return _finish(job, cfg, opts, inputs.results, inputs.items, inputs.probability, labels, reference,
-                       structure, cfg.classifier([]), cache_root, [], extra)
+    return run_lm_eval(cfg, opts)

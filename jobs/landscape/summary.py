@@ -12,7 +12,7 @@ import pandas as pd
 
 from audit.landscape.flags import attach_review_labels, flag_candidates, wrong_counts
 from audit.landscape.metrics import hnorm_correlations, model_averaged_points
-from audit.landscape.statistics import STATISTICS
+from audit.landscape.statistics import INTERVALS, STATISTICS
 from audit.landscape.summary import GROUP, RESULT_COLUMNS, summarize
 from audit.landscape.validate import validate_wrong_answers
 from jobs.common.config import ConfigError
@@ -192,15 +192,14 @@ def _flag_rows(flags: pd.DataFrame) -> list[dict]:
 
 def _headline(table: pd.DataFrame, checked: list[dict]) -> list[dict]:
     """Tidy rows a re-audit tracks: per benchmark, model and perturbation every registered statistic marked
-    ``headline`` (``audit.landscape.statistics``: accuracy and MPD, an interval with its CI when sampled); per
+    ``headline`` (``audit.landscape.statistics``: accuracy and MPD), an interval with its bounds; per
     benchmark the chosen validation threshold's precision, recall and enrichment."""
     rows = []
     tracked = [s for s in STATISTICS.values() if s.headline]
     for r in table.to_dict("records"):
         where = f"{r['benchmark']}/{r['model']}"
         for stat in tracked:
-            exact = r.get(f"{stat.name}_exact", True)
-            ci = None if exact else (r.get(f"{stat.name}_ci_low"), r.get(f"{stat.name}_ci_high"))
+            ci = (r.get(f"{stat.name}_ci_low"), r.get(f"{stat.name}_ci_high")) if stat.name in INTERVALS else None
             rows.append(headline(where, f"{stat.name}@{r['perturbation']}", r[stat.name], ci))
     for v in (c for c in checked if c.get("chosen")):
         rows += [headline(v["benchmark"], f"flag_{k}", v.get(k)) for k in ("precision", "recall", "enrichment") if k in v]

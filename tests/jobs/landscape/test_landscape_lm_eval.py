@@ -53,13 +53,16 @@ def test_points_mpd_and_flags_equal_hand_values_with_no_model_run(lm_eval_dir, t
     assert summary["probability"] == "continuations" and "continuation" in summary["probability_note"]
     assert "lm-eval&#x27;s per-option continuation log-likelihoods" in (run_dir / "report.html").read_text()
 
-    # no noise run: flags from the unperturbed answers; doc 1 is the one item both models miss
-    assert summary["flags"]["from"] == "none"
-    assert [c["source_id"] for c in summary["flags"]["candidates"]] == ["arc_easy:1"]
+    # logs hold no noise run: flags from the logged answers; doc 1, the one item both models miss, ranks first, but two
+    # models right on a third of the items cannot outweigh a gold label, so nothing is flagged
+    assert summary["flags"]["from"] == "lm_eval_logs"
+    ranked = read_table(str(run_dir), "candidates").to_pandas().sort_values("score", ascending=False)
+    assert ranked["source_id"].iloc[0] == "arc_easy:1" and ranked["n_wrong"].iloc[0] == 2
+    assert summary["flags"]["candidates"] == [] and not ranked["flagged"].any()
     rejected = read_table(str(run_dir), "rejected").to_pylist()
     assert [(r["id"], r["reason"].endswith("line 4: gold_index_out_of_range: answer index 7 outside the 4 options")) for r in rejected] == \
         [("arc_easy:3", True), ("arc_easy:3", True)]
-    assert manifest["ray"] is None and manifest["probability"] == "continuations"
+    assert manifest["ray"] is not None and manifest["probability"] == "continuations"  # one Ray Data pass
     assert {r["model"]: r["metrics"]["acc,none"] for r in manifest["lm_eval"]["runs"]} == {"org/model-a": 1 / 3, "org/model-b": 1 / 3}
 
 

@@ -103,7 +103,8 @@ def test_long_text_is_clipped_in_summary_report_and_review_sheet_and_whole_in_da
     for args in record["arguments"].values():
         args["arg_0"] = long
     (folder / f"samples_arc_challenge_{DATE}.jsonl").write_text(json.dumps(record) + "\n")
-    run_dir, summary, _ = run(["--from-lm-eval", str(root), "--out", str(tmp_path / "runs")], capsys)
+    # one model and one item carry no evidence against a gold label: flag what the model misses (--min-wrong 1)
+    run_dir, summary, _ = run(["--from-lm-eval", str(root), "--min-wrong", "1", "--out", str(tmp_path / "runs")], capsys)
 
     marker = f" … ({len(long):,} characters, truncated) … "
     (candidate,) = summary["flags"]["candidates"]
