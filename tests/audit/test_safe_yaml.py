@@ -78,7 +78,7 @@ def test_every_yaml_reader_refuses_an_alias(tmp_path):
     with pytest.raises(ConfigError, match=r"map\.yaml line 2: not valid YAML \(aliases"):
         read_plan(str(mapping))
     with pytest.raises(ConfigError, match=r"--runtime-env .*map\.yaml: not valid YAML \(aliases"):
-        _runtime_env(SubmitOptions(runtime_env=str(mapping)))
+        _runtime_env(SubmitOptions(runtime_env=str(mapping)), str(tmp_path / "staged"))
     with pytest.raises(ConfigError, match=r"map\.yaml: not valid YAML .*aliases"):
         validate(ValidateConfig(file=str(mapping)), RunOptions())
     with pytest.raises(Exception, match=r"rubric\.yaml: not valid YAML .*aliases") as e:
