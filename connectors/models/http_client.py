@@ -60,7 +60,13 @@ class EndpointError(RuntimeError):
 
 
 class EndpointDown(EndpointError):
-    """The endpoint refused the connection: no server listens at its address (not started, or crashed)."""
+    """The endpoint refused the connection: no server listens at its address (not started, or crashed).
+
+    Not retried within the run (fail fast), but transient (code ``connection``): a rerun with ``--resume``
+    once the server is up may pass."""
+
+    def __init__(self, message: str, reason: str = "connection", transient: bool = True) -> None:
+        super().__init__(message, reason, transient)
 
 
 @dataclass(frozen=True)
@@ -104,9 +110,9 @@ class JsonClient:
     def _error(self, message: str, reason: str, transient: bool) -> EndpointError:
         return EndpointError(self.redact(message), reason, transient)
 
-    def _count(self, name: str) -> None:
+    def _count(self, name: str, by: int = 1) -> None:
         with self._lock:
-            self.counters[name] += 1
+            self.counters[name] += by
 
     def get_once(self, path: str, timeout_s: float) -> dict[str, Any]:
         """One GET without retries or counting (a side question such as ``/models``, not the work)."""
@@ -128,6 +134,7 @@ class JsonClient:
         url = f"{self.base_url}{path}"
         data = json.dumps(body).encode("utf-8")
         last, code = "", "endpoint"
+        self._count("retries", 0)  # a manifest says "retries 0" of calls never retried (a refused connection)
         for attempt in range(self.policy.max_retries + 1):
             if attempt:
                 self._count("retries")
