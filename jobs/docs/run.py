@@ -185,8 +185,7 @@ def run(cfg: DocsConfig, opts: RunOptions) -> str:
         from jobs.docs.report import render_docs_report  # presentation only: kept out of the workers
 
         by_reason = {**scan.skipped(), **({"unreadable_document": len(scan.failed)} if scan.failed else {})}
-        _warn_skipped(summary, len(shards), opts)
-        return job.finish(
+        final = job.finish(  # raises when the skips pass --max-skipped: only a run that goes on warns
             summary, render_docs_report, files=() if proposals.empty else ("proposed_scores.csv",),
             skips=SkipCheck(len(shards), len(ok), len(skipped), 0, scan.failed,
                             first_skip=summary["skipped"][0]["error"] if skipped else None),
@@ -197,3 +196,5 @@ def run(cfg: DocsConfig, opts: RunOptions) -> str:
             skipped_documents=summary["skipped"],
             sheets={"proposed_scores": "proposed_scores.csv (reviewer-sheet layout, for --reviews)"},
         )
+        _warn_skipped(summary, len(shards), opts)
+        return final
