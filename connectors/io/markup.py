@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas only where a frame is written: the CLI parsers import md_text
+    import pandas as pd
 
 _SPACE = re.compile(r"\s+")  # newlines, CR, tabs, U+2028 ...: one line of text
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~!])")  # emphasis, code, links/images, table cells, headings
@@ -41,6 +42,8 @@ def csv_uncell(value: Any) -> Any:
 
 def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every text cell and column name through ``csv_cell``: what a CSV for people is written from."""
+    import pandas as pd
+
     out = frame.rename(columns=lambda c: csv_cell(c) if isinstance(c, str) else c)
     for column in out.columns:
         if out[column].dtype == object or isinstance(out[column].dtype, pd.StringDtype):

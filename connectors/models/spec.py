@@ -11,8 +11,6 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from connectors.io.http_guard import redact
-
 # backend -> (the spec's form, what it runs); ``benchaudit ls backends`` prints these
 BACKEND_FORMS = {
     "hf": ("hf:<hub id, folder, .gguf file or fetched fixture name>", "transformers on CPU or one GPU per actor"),
@@ -72,4 +70,6 @@ def parse_model_spec(text: str | ModelSpec) -> ModelSpec:
 def shown_spec(text: str) -> str:
     """A spec as a message may quote it: whatever stands before an ``@`` back to a slash (a URL's user
     info, ``//user:KEY@``) redacted."""
+    from connectors.io.http_guard import redact  # not at module level: the CLI parsers import this module
+
     return redact(text, re.findall(r"([^/@\s]+)@", text))

@@ -12,7 +12,6 @@ from typing import Annotated
 
 from pydantic import Field
 
-from connectors.io.markup import md_text
 from jobs.common.config import Flag, JobConfig, RunOptions
 
 RUNS = "runs to fill the template from"
@@ -107,6 +106,8 @@ def build_template(cfg: TemplateConfig) -> str:
         measured.update(from_scorers(read_run_summary(cfg.scorers_run, "scorers"), cfg.scorers_answer_set, cfg.scorers_run))
     if not name:
         raise ValueError("give --name (or --conventions-run, whose benchmark names the template)")
+    from connectors.io.markup import md_text  # not at module level: the CLI parser imports this module
+
     # names from a run's summary (a shared run root) or the command line are shown, never rendered as Markdown
     shown = {k: {md_text(n): v for n, v in x.items()} if isinstance(x, dict) else x for k, x in measured.items()}
     return render_template(md_text(name), shown)
