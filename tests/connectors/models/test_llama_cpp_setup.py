@@ -129,8 +129,7 @@ def test_a_server_that_dies_mid_run_is_a_crash_with_its_exit_status_within_secon
     """The 4th completion kills the server (SIGILL): the request in flight is reset, its retry is refused, and every
     item after it fails at once with a refused connection, not minutes of retries; the server's launcher names the
     crash and its exit status."""
-    from audit.mcqa.prompt import Prompt
-    from connectors.models.base import GenerationParams
+    from audit.mcqa.prompt import Decoding, Prompt
     from connectors.models.registry import build_backend
 
     monkeypatch.setenv("CRASH_AT_COMPLETION", "4")
@@ -138,7 +137,7 @@ def test_a_server_that_dies_mid_run_is_a_crash_with_its_exit_status_within_secon
         server.check()  # alive
         backend = build_backend(f"openai:{server.base_url}#stand-in", {"concurrency": 1})  # default retries and backoff
         started = time.monotonic()
-        answers = backend.generate([Prompt(f"question {i}", None, "") for i in range(20)], GenerationParams(max_new_tokens=1))
+        answers = backend.generate([Prompt(f"question {i}", None, "") for i in range(20)], Decoding(max_new_tokens=1))
         elapsed = time.monotonic() - started
         assert [a.text for a in answers[:3]] == [" portable"] * 3
         assert all(a.text is None for a in answers[3:])
