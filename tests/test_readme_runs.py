@@ -5,6 +5,7 @@ an endpoint, a GPU-class model, or runs and files only the reader has); a comman
 these and is not listed there fails ``test_every_command_that_cannot_run_here_is_listed``."""
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -61,7 +62,10 @@ def as_run(line: str, root: Path) -> list[str]:
             continue
         argv.append(token)
     bound = resolve(argv) if "--help" not in argv else None
-    accepted = {o for a in bound.parser._actions for o in a.option_strings} if bound else set()
+    # the flags a reader is shown: a deprecated spelling (hidden from help, e.g. geo lexicon's old --out for --to)
+    # is not one to add
+    accepted = ({o for a in bound.parser._actions if a.help != argparse.SUPPRESS for o in a.option_strings}
+                if bound else set())
     if "--out" in accepted:
         out += ["--out", str(root / "runs")]
     for flag, value in SMALL.items():

@@ -104,5 +104,5 @@ def export_lexicon(lexicon: Lexicon, to: str, rejected_to: str | None = None,
         csv_frame(lexicon.entries.to_pandas()).to_csv(to, index=False)
     if rejected_to:
         rejected = lexicon.rejected if not lexicon.rejected.empty else \
-            build_lexicon(LexiconConfig(profile=cast(Profile, lexicon.profile)), on_stage)  # LexiconConfig checks it.rejected
+            build_lexicon(LexiconConfig(profile=cast(Profile, lexicon.profile)), on_stage).rejected  # LexiconConfig checks it
         csv_frame(rejected).to_csv(rejected_to, index=False)
