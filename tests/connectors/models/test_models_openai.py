@@ -129,7 +129,8 @@ def test_text_generator_on_an_arrow_batch_counts_tokens_and_reruns_from_the_cach
                       "answer_prefix": ["", ""]})
     spec = f"openai:{server.base_url}#tiny"
     first = TextGenerator(spec, cache_root=str(tmp_path), params={"max_new_tokens": 5, "stop": ["\n"]})(batch)
-    assert first.column_names[-6:] == ["text", "prompt_tokens", "completion_tokens", "finish_reason", "error", "cached"]
+    assert first.column_names[-8:] == ["text", "prompt_tokens", "completion_tokens", "finish_reason", "error",
+                                       "error_code", "error_transient", "cached"]
     assert first.column("cached").to_pylist() == [False, False]
     assert first.column("error").null_count == 2 and all(0 < n <= 5 for n in first.column("completion_tokens").to_pylist())
     before = sum(server.requests.values())
