@@ -108,7 +108,7 @@ def _trajectories_section(summary: dict) -> str:
     gain = {(c["model"], c["r"]): c["gain"] for c in cells}
     chart = line_chart(by_r(rs, {model: [gain.get((model, r)) for r in rs] for model in models}),
                        "Per-model gain over its own clean baseline (noisy accuracy − clean accuracy)",
-                       value_fmt=lambda v: f"{v:+.2f}", reference=(0.0, "clean baseline"))
+                       reference=(0.0, "clean baseline"))  # ticks in one format with the decimals they need
     violation = {(c["model"], c["r"]): c["violation"] for c in cells}
     rows = [[esc(m)] + [("–" if gain.get((m, r)) is None else
                          (f"<strong>{gain[(m, r)]:+.2f}</strong>" if violation[(m, r)] else f"{gain[(m, r)]:+.2f}")) for r in rs]
