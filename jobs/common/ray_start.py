@@ -171,8 +171,10 @@ def init_ray(address: str | None, num_cpus: int | None = None, connect_timeout: 
     """
     started = time.monotonic()
     joined = "ray" in sys.modules and sys.modules["ray"].is_initialized()
-    if address and not joined:
-        check_address(address, connect_timeout)  # before importing Ray (seconds): a bad address fails within the timeout
+    if address and (not joined or address != "auto"):
+        # before importing Ray (seconds): a bad address fails within the timeout, even where this process
+        # already runs a Ray (that one is not the cluster the command named)
+        check_address(address, connect_timeout)
     import ray
 
     debug = log_level == "debug"
