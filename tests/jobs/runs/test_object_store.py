@@ -142,7 +142,7 @@ def test_a_commit_cut_before_its_marker_is_incomplete_and_resume_completes_it(s3
 def test_no_write_built_from_a_hostile_name_leaves_the_run_root_on_s3(s3_env):
     import random
 
-    from tests.connectors.test_run_paths import hostile_names, write_everything
+    from tests.connectors.runs.test_run_paths import hostile_names, write_everything
 
     fs = s3_env.filesystem()
     buckets = sorted(fs.ls(""))
