@@ -140,6 +140,9 @@ def merge_backend_reports(reports: Iterable[str | None]) -> dict[str, Any]:
         counters.update(report["counters"])
         if report["settings"] not in settings:
             settings.append(report["settings"])
+    if "requests" in counters:  # an HTTP backend's calls: retries and failures said even when none (a refused call is never retried)
+        for name in ("retries", "failures"):
+            counters.setdefault(name, 0)
     return {"settings": settings, "counters": dict(sorted(counters.items()))}
 
 
