@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
@@ -148,7 +149,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "", 
     html = f'<div class="wide"><table class="{esc(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
     if len(rows) <= collapse_after:
         return html
-    where = f' · the full table is in <a href="{esc(full_table)}">{esc(full_table)}</a>' if full_table else ""
+    # the folder as it lies on disk (a partition value percent-encoded), its link encoded once more
+    where = f' · the full table is in <a href="{esc(quote(full_table, safe="/="))}">{esc(full_table)}</a>' if full_table else ""
     return f"<details><summary>Show all {len(rows):,} {esc(what)}{where}</summary>{html}</details>"
 
 

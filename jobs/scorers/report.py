@@ -1,6 +1,7 @@
 """The scorers report: every number comes from summary.json, nothing is computed here."""
 from __future__ import annotations
 
+from connectors.runs.tables import partition_segment
 from jobs.common.html import (
     RunInfo,
     bar_chart,
@@ -82,7 +83,7 @@ def _system_section(name: str, s: dict, min_questions: int) -> str:
         [[esc(f"{r['scorer']} {r['metric']}"), esc(r["transformation_type"]), r["n_pairs"], r["n_questions"],
           fmt(r["mean_original"]), fmt(r["mean_variant"]), signed(r["mean_difference"]),
           interval(r["ci_low"], r["ci_high"], signed), pct(r["share_changed"])] for r in by_kind],
-        collapse_after=12, full_table=f"data/sensitivity/system={name}/", what="scorer × transformation rows"))
+        collapse_after=12, full_table=f"data/sensitivity/{partition_segment('system', name)}/", what="scorer × transformation rows"))
     if undefined:
         parts.append(note(f"{undefined:,} bootstrap replicates (over all rows) drew no pair of a row's transformation type; "
                           "they are left out of that row's interval (column n_undefined in data/sensitivity/)."))
