@@ -223,9 +223,9 @@ def test_one_failed_audit_is_reported_in_the_diff_and_the_others_go_on(ray_local
     diff = json.loads((final / "diff.json").read_text())
     geo, conv = diff["audits"]["geo"], diff["audits"]["conventions"]
     assert geo["action"] == "failed" and "bad.jsonl" in geo["error"] and "JSON object" in geo["error"]
-    assert conv["action"] == "rerun" and (out / "conventions" / conv["run_id"] / "_SUCCESS").exists()
+    assert conv["action"] == "first run" and (out / "conventions" / conv["run_id"] / "_SUCCESS").exists()
     text = (final / "diff.md").read_text()
-    assert "## geo (geo): failed" in text and "Error: " in text and "## conventions (conventions): rerun" in text
+    assert "## geo (geo): failed" in text and "Error: " in text and "## conventions (conventions): first run" in text
     # the next re-audit reruns the failed audit (nothing to reuse) and reuses the one that ran
     _, diff, failed = reaudit(ReauditConfig(plan=str(plan)), RunOptions(out=str(out)))
     assert diff["audits"]["geo"]["action"] == "failed" and diff["audits"]["geo"]["reasons"] == ["its last run failed"]
