@@ -9,8 +9,6 @@ holds no noise-injected prompt, so there is no noise flag (``flags.from = "lm_ev
 """
 from __future__ import annotations
 
-import sys
-
 import pandas as pd
 import pyarrow as pa
 
@@ -155,7 +153,7 @@ def _classified(job: JobRun, cfg: LandscapeConfig, flags: pd.DataFrame, cache_ro
 
 def run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
     """Read every model's logs in one Ray Data pass, then write candidates, summary, report and manifest."""
-    from jobs.landscape.report import render_landscape_report  # presentation only
+    from jobs.landscape.report import write_landscape_outputs  # presentation only
 
     timer = StageTimer()
     with timer("plan"):
@@ -188,14 +186,7 @@ def run_lm_eval(cfg: LandscapeConfig, opts: RunOptions) -> str:
                  "template": None, "unreadable_tasks": [{**u, "reason": clip_text(u["reason"])} for u in read.unreadable]}
         with job.timer("summary"):
             summary = build_log_summary(job.run_id, cfg, read, audit, flags, reference, extra)
-        with job.timer("report"):
-            job.write_table("candidates", _candidates_table(flags))
-            job.write_text("review_candidates.csv", _sheet(flags))
-            job.write_summary(summary)
-            job.write_text("report.html", render_landscape_report(summary, job.report_info("review_candidates.csv")))
-        if opts.log_level != "error":
-            for warning in summary["warnings"]:
-                print(f"{JOB}: warning: {warning['message']}", file=sys.stderr, flush=True)
+        write_landscape_outputs(job, summary, _candidates_table(flags), _sheet(flags), quiet=opts.log_level == "error")
         manifest = job.manifest(
             lm_eval=lm_eval, rejected=rejected, probability=read.probability, cache={"root": cache_root}, failed_models=[],
             seeds={"sample": cfg.seed, "mpd": cfg.seed},

@@ -216,3 +216,18 @@ def render_landscape_report(summary: dict, run: RunInfo | None = None) -> str:
             _item_audit(summary), _validation(summary["validation"], summary["overview"].get("reference_matches", {})),
             _problems(summary)]
     return page("MCQA probability landscapes", "".join(body), run)
+
+
+def write_landscape_outputs(job, summary: dict, candidates, sheet: str, quiet: bool) -> None:
+    """What every landscape run writes last, model or lm-eval logs alike: the candidates table, the review
+    sheet, summary.json and report.html; then its warnings on the terminal (unless ``quiet``)."""
+    import sys
+
+    with job.timer("report"):
+        job.write_table("candidates", candidates)
+        job.write_text("review_candidates.csv", sheet)
+        job.write_summary(summary)
+        job.write_text("report.html", render_landscape_report(summary, job.report_info("review_candidates.csv")))
+    if not quiet:
+        for warning in summary["warnings"]:
+            print(f"landscape: warning: {warning['message']}", file=sys.stderr, flush=True)

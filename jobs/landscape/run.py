@@ -22,7 +22,6 @@ unscorable are findings, listed per item, and never fail the run.
 """
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import fsspec
@@ -160,7 +159,7 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
             structure: StructurePrompt | None, classifier: ModelConfig | None, cache_root: str,
             failed: list[dict], manifest_extra: dict[str, Any]) -> str:
     """Flags, classifier, summary, report, manifest and the skip limits: the same for both modes."""
-    from jobs.landscape.report import render_landscape_report  # presentation only: kept out of the workers
+    from jobs.landscape.report import write_landscape_outputs  # presentation only: kept out of the workers
 
     with job.timer("summary"):
         flags, correct_by_bench = candidates(results, items, cfg, labels)
@@ -177,14 +176,7 @@ def _finish(job: JobRun, cfg: LandscapeConfig, opts: RunOptions, results: pd.Dat
                                  "template": manifest_extra.get("template"),
                                  "unreadable_tasks": [{**u, "reason": clip_text(u["reason"])}
                                                       for u in manifest_extra.get("lm_eval", {}).get("unreadable", [])]})
-    with job.timer("report"):
-        job.write_table("candidates", _candidates_table(flags))
-        job.write_text("review_candidates.csv", _candidates_csv(flags))
-        job.write_summary(summary)
-        job.write_text("report.html", render_landscape_report(summary, job.report_info("review_candidates.csv")))
-    if opts.log_level != "error":
-        for warning in summary["warnings"]:
-            print(f"{JOB}: warning: {warning['message']}", file=sys.stderr, flush=True)
+    write_landscape_outputs(job, summary, _candidates_table(flags), _candidates_csv(flags), quiet=opts.log_level == "error")
     manifest = job.manifest(
         **manifest_extra, probability=probability, cache={"root": cache_root}, failed_models=failed,
         seeds={"sample": cfg.seed, "perturbations": cfg.seed, "mpd": cfg.seed},
