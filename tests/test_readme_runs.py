@@ -79,6 +79,8 @@ CLUSTER, STORE, ENDPOINT, GPU = "a Ray cluster", "an object store", "a model end
 ELSEWHERE = {
     "benchaudit geo --corpus datacomp:datacomp:'s3://bucket": f"{STORE} and {CLUSTER}",
     "benchaudit landscape --model hf:Qwen/Qwen2.5-7B-Instruct": GPU,
+    "benchaudit landscape --from-lm-eval lm-eval-logs/": "the reader's lm-eval --log_samples output",
+    "benchaudit landscape --from-lm-eval leaderboard-logs/": "the reader's lm-eval --log_samples output of many models",
     "benchaudit contamination --worker-model openai:http://127.0.0.1:8000": ENDPOINT,
     "benchaudit contamination --benchmark arc:arc:connectors/samples/benchmarks/arc_challenge_test.jsonl "
     "--worker-model hf:Qwen": GPU,

@@ -33,6 +33,7 @@ import json
 import os
 import posixpath
 import secrets
+import shutil
 import socket
 from datetime import datetime, timezone
 from typing import Any
@@ -159,6 +160,14 @@ def resumable_run(out: str, job: str, run_id: str | None) -> str:
         known = ", ".join(partials[-5:]) or "none"
         raise RunDirError(f"--resume: no unfinished run {run_id!r} under {job_dir}; resumable runs: {known}")
     return run_id
+
+
+def remove_if_only_folders(path: str) -> None:
+    """Remove the local folder ``path`` when it holds no file at any depth (only empty folders): what a run that
+    did no work leaves of a run root it made."""
+    if any(files for _, _, files in os.walk(path)):
+        return
+    shutil.rmtree(path, ignore_errors=True)
 
 
 class RunDir:

@@ -658,7 +658,7 @@ table.many td.txt{max-width:14rem} table.many th,table.many td{padding:.25rem .3
 section{border-top:2px solid #4a78a8;margin-top:2rem;padding-top:.5rem}
 .note{color:#555;font-size:.9rem} .warn{color:#8a4b00;background:#fff4e0;border-left:4px solid #e08a3c;padding:.3rem .6rem}
 .flex{display:flex;flex-wrap:wrap;gap:2rem;align-items:flex-start} svg{max-width:100%;height:auto}
-details{margin:.5rem 0} summary{cursor:pointer;color:#4a78a8}
+details{margin:.5rem 0} summary{cursor:pointer;color:#4a78a8} summary a{overflow-wrap:anywhere}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;font-size:.9rem;margin:.3rem 0 1rem} dt{font-weight:600}
 dd{margin:0} nav.links{font-size:.9rem;margin-bottom:1rem}
 footer{margin-top:3rem;border-top:1px solid #ccc;padding-top:.5rem;color:#555;font-size:.85rem}

@@ -27,11 +27,12 @@ from typing import Any
 from fsspec.core import url_to_fs
 from pydantic import BaseModel
 
+from connectors.io.read_report import InputError
 from connectors.runs.output import check_run_root
-from connectors.runs.rundir import RunDir, join, new_run_id, read_json, write_json, write_parquet, write_text
+from connectors.runs.rundir import RunDir, join, new_run_id, read_json, remove_if_only_folders, write_json, write_parquet, write_text
 from connectors.runs.store import RunEntry, Status, code_version, drop_run, record_run, store_of
 from jobs.common.answers import Skips
-from jobs.common.config import RunOptions, config_hash, non_default_options
+from jobs.common.config import ConfigError, RunOptions, config_hash, non_default_options
 from jobs.common.errors import JobError, format_traceback, is_transient, one_line
 from jobs.common.manifest import StageTimer, base_manifest
 from jobs.common.ray_start import RayStartError, init_ray
@@ -80,6 +81,9 @@ class JobRun:
         self.store = store_of(opts.out)
         self.code_version = job_code_version(config)
         check_run_root(opts.out)
+        fs, root = url_to_fs(opts.out)
+        # a local run root this run makes is removed again with a run that did no work (see ``_discard``)
+        self._made_root: str | None = None if "://" in opts.out or fs.exists(root) else root
 
     def start_ray(self) -> None:
         """Join or start Ray (bounded by --connect-timeout); a job whose work leaves nothing to resume
@@ -114,7 +118,9 @@ class JobRun:
     def __exit__(self, exc_type, exc, tb) -> None:  # never swallows the exception
         if exc is None or self._dir is None:
             return
-        if isinstance(exc, RayStartError) and not self.dir.holds_finished_work():
+        if isinstance(exc, (RayStartError, InputError, ConfigError)) and not self.dir.holds_finished_work():
+            # Ray did not start, or the input was found bad before any shard finished: as if validated before
+            # the run began, nothing is left behind (a rerun needs Ray up, or the input fixed; nothing to resume)
             self._discard()
             return
         if getattr(exc, "partial", None) is None:  # a shard failure has already written its worker's traceback
@@ -140,10 +146,13 @@ class JobRun:
             log.warning("%s: could not record the run in %s: %s", self.job, self.store, one_line(err))
 
     def _discard(self) -> None:
-        """Remove a run that did no work, and its history entry (a Ray start-up failure: rerunning is all it needs)."""
+        """Remove a run that did no work, its history entry and the run root when this run made it and it
+        holds nothing else (only the empty folders the run and its history entry needed)."""
         try:
             self.dir.discard()
             drop_run(self.store, self.job, self.dir.run_id)
+            if self._made_root is not None:
+                remove_if_only_folders(self._made_root)
         except OSError as err:
             log.warning("%s: could not remove the unfinished run %s: %s", self.job, self.dir.partial, one_line(err))
 

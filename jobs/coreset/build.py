@@ -86,8 +86,10 @@ def _read_shards(batch: pa.Table, *, columns: TargetColumns, seed: int, run_dir:
                                 "row_groups": list(shard.row_groups), "rows_in": prepared.num_rows})
             tables.append(prepared)
         except Exception as exc:  # noqa: BLE001 — reported with the shard's file, row groups and column
-            # an InputError names its file already (connectors.io.read_report); anything else gets the shard's
-            message = str(exc) if isinstance(exc, InputError) else f"{shard.source}: {type(exc).__name__}: {exc}"
+            # an InputError, or audit's check of a column (a ValueError starting with the file), names its file
+            # already; anything else gets the shard's
+            named = isinstance(exc, InputError) or (isinstance(exc, ValueError) and str(exc).startswith(shard.source))
+            message = str(exc) if named else f"{shard.source}: {type(exc).__name__}: {exc}"
             raise TargetError(f"{message} (shard {shard.shard_id}, row groups {list(shard.row_groups) or 'all'})") from exc
     return pa.concat_tables(tables)
 

@@ -27,14 +27,16 @@ def _scatters(summary: dict) -> str:
 
 
 def _statistic_cells(row: dict, statistics: list[dict]) -> list[str]:
-    """A summary-table row's registered statistics (``summary["statistics"]``), an interval's bounds after its value,
-    in the value's format."""
+    """A summary-table row's registered statistics (``summary["statistics"]``), each with its 95% interval in the
+    same cell and format (``52.6% [51.7, 53.5]``): the table splits such a cell over two lines where the page is too
+    narrow, so the perturbation table, with every statistic, still fits a 1,280 px page."""
     cells = []
     for stat in statistics:
         value_fmt = pct if stat["percent"] else fmt
-        cells.append(value_fmt(row.get(stat["name"])))
-        if stat["interval"]:
-            cells.append(interval(row.get(f"{stat['name']}_ci_low"), row.get(f"{stat['name']}_ci_high"), value_fmt))
+        value = value_fmt(row.get(stat["name"]))
+        bounds = (interval(row.get(f"{stat['name']}_ci_low"), row.get(f"{stat['name']}_ci_high"), value_fmt)
+                  if stat["interval"] else "–")
+        cells.append(value if bounds == "–" or value == "–" else f"{value} {bounds}")
     return cells
 
 
@@ -80,7 +82,7 @@ def _item_audit(summary: dict) -> str:
 
 
 def _statistic_headers(statistics: list[dict]) -> list[str]:
-    return [h for stat in statistics for h in ([stat["label"], "interval"] if stat["interval"] else [stat["label"]])]
+    return [f"{stat['label']} [95% interval]" if stat["interval"] else stat["label"] for stat in statistics]
 
 
 def _statistics_table(summary: dict) -> str:
@@ -93,12 +95,12 @@ def _statistics_table(summary: dict) -> str:
 
 def _perturbation_table(summary: dict) -> str:
     stats = summary["statistics"]
-    body = [[esc(r["benchmark"]), esc(r["perturbation"]), esc(r["model"]), r["n_items"], r["n_rows"], r["n_errors"],
+    body = [[esc(r["benchmark"]), esc(r["perturbation"]), esc(r["model"]), r["n_items"], f"{r['n_errors']:,} of {r['n_rows']:,}",
              "–" if r["relative_change"] is None else f"{100 * r['relative_change']:+.1f}%", *_statistic_cells(r, stats),
              fmt(r.get("mean_label_mass"))] for r in summary["table"]]
     return ("<section><h2>Perturbations</h2><p class=note>Relative change is of the accuracy, against the unperturbed "
             "accuracy of the same benchmark and model; under circular evaluation an item counts as correct only when every "
-            "rotation is.</p>" + table(["benchmark", "perturbation", "model", "items", "prompts", "failed", "relative change",
+            "rotation is.</p>" + table(["benchmark", "perturbation", "model", "items", "failed prompts", "relative change",
                                         *_statistic_headers(stats), "label mass"], body) + "</section>")
 
 

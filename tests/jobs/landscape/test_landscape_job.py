@@ -185,7 +185,8 @@ def test_bad_models_are_reported_and_the_run_completes_with_the_rest(ray_local, 
     assert "label ' A' is 2 tokens" in failed["split"] and failed["split"].startswith("model split (hf:")
     assert failed["down"].startswith(f"model down (openai:http://127.0.0.1:{port}/v1#tiny) answered none of its 6 prompts "
                                      "(requests 6, retries 0, failures 6)")
-    assert "failed after 0 retries: connection refused" in failed["down"]  # nothing listens: not retried
+    assert f"nothing listens at 127.0.0.1:{port}" in failed["down"]  # a refused connection fails fast: not retried
+    assert "a refused connection is not retried" in failed["down"]
     assert manifest["models"]["down"]["calls"]["retries"] == 0 and manifest["skip_limits"]["skipped_inputs"] == 2
     assert [r["model"] for r in summary["table"]] == ["nan"] and summary["table"][0]["n_errors"] == 2
     assert "Models left out" in (Path(out) / "report.html").read_text()
