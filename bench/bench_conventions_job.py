@@ -53,8 +53,8 @@ def make_items(n: int, data: Path, files: int = 8) -> Path:
 def run_once(path: Path, cpus: int) -> dict:
     import ray
 
-    from jobs.common.benchmarks import BenchmarkConfig
-    from jobs.common.config import RunOptions
+    from jobs.common.cli.config import RunOptions
+    from jobs.common.inputs.benchmarks import BenchmarkConfig
     from jobs.conventions.config import ConventionsConfig
     from jobs.conventions.run import run
 

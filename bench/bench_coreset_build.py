@@ -54,7 +54,7 @@ def make_table(rows: int, files: int = 10, seed: int = 2026) -> Path:
 def run_once(path: Path, cpus: int) -> dict:
     import ray
 
-    from jobs.common.config import RunOptions
+    from jobs.common.cli.config import RunOptions
     from jobs.coreset.build import run
     from jobs.coreset.config import BuildConfig
 

@@ -209,7 +209,7 @@ def stage_profile(files: list[Path], profile: str, shard_rows: int | None, recor
     rate, and the profile's time by stage (Parquet read excludes the item mapping inside it)."""
     from connectors.captions.corpus import plan_corpus
     from connectors.geo.lexicon import load_lexicon
-    from jobs.common.shards import _ShardWorker
+    from jobs.common.runtime.shards import _ShardWorker
     from jobs.geo.run import GeoTask, _shards, _sources
 
     cfg = geo_config(files[:1], profile, shard_rows, records)
@@ -231,7 +231,7 @@ def stage_profile(files: list[Path], profile: str, shard_rows: int | None, recor
     worker(batch)
     prof.disable()
     stats = pstats.Stats(prof)
-    total = _cumulative(stats, "jobs/common/shards.py", "__call__")
+    total = _cumulative(stats, "jobs/common/runtime/shards.py", "__call__")
     times = {label: _cumulative(stats, suffix, func) for label, suffix, func in STAGES}
     times["Parquet read + column selection"] -= times["items: UTF-8 checks, skip reasons"]
     times["other (batch split, partial merge, progress)"] = total - sum(times.values())
@@ -281,7 +281,7 @@ def job_run(files: list[Path], profile: str, cpus: int, shard_rows: int | None =
     """``benchaudit geo`` over ``files`` on a fresh local Ray with ``cpus`` CPUs; its figures."""
     import ray
 
-    from jobs.common.config import RunOptions
+    from jobs.common.cli.config import RunOptions
     from jobs.geo.run import run
 
     cfg = geo_config(files, profile, shard_rows, records)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jobs.common.config import RunOptions
-from jobs.common.ray_start import init_ray
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.ray_start import init_ray
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.run import run
 from tests.servers.tiny_lm import WORDS, build_tiny_lm

@@ -48,7 +48,7 @@ TASKS = ("ba_letter", "ba_arc")
 
 def _items(n: int, spec: str) -> list:
     """``n`` ARC-Challenge items, drawn as ``benchaudit landscape --sample n`` draws them."""
-    from jobs.common.benchmarks import shipped_mcqa
+    from jobs.common.inputs.benchmarks import shipped_mcqa
     from jobs.landscape.config import LandscapeConfig
     from jobs.landscape.inputs import load_benchmark
 

@@ -37,7 +37,7 @@ from audit.mcqa.items import mcqa_items
 from audit.mcqa.prompt import Decoding
 from bench.common import random_llama
 from connectors.models.batches import generate_prompt_batch
-from jobs.common.manifest import StageTimer
+from jobs.common.runtime.manifest import StageTimer
 from jobs.contamination.calls import call_rows
 from jobs.contamination.run import run_models
 from tests.servers.tiny_lm import WORDS, build_tokenizer

@@ -1,4 +1,4 @@
-"""``benchaudit``: one command, a subcommand per job, found in the registry (``jobs.common.registry``).
+"""``benchaudit``: one command, a subcommand per job, found in the registry (``jobs.common.cli.registry``).
 
     benchaudit geo                       # the embedded default: shipped captions, local Ray
     benchaudit geo --corpus wit:wit:s3://bucket/wit/*.tsv.gz --group-column language --address auto
@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from jobs.common.registry import JOBS, OPERATIONS
+from jobs.common.cli.registry import JOBS, OPERATIONS
 
 DESCRIPTION = "Audits of what AI benchmark scores and caption corpora measure, on Ray."
 
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[0] == "--version":
         print(f"benchaudit {version()}")
         return 0
-    from jobs.common.flags import UsageError, resolve
+    from jobs.common.cli.flags import UsageError, resolve
 
     try:
         bound = resolve(args)
@@ -65,11 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(bound, embedded: bool) -> int:
     """Run a resolved command: at most three lines on failure, the output paths on success."""
-    from jobs.common.config import RunOptions
-    from jobs.common.errors import failure_lines, format_traceback
-    from jobs.common.flags import make_config
-    from jobs.common.ray_start import hush_native_noise
-    from jobs.common.registry import attribute
+    from jobs.common.cli.config import RunOptions
+    from jobs.common.cli.flags import make_config
+    from jobs.common.cli.registry import attribute
+    from jobs.common.runtime.errors import failure_lines, format_traceback
+    from jobs.common.runtime.ray_start import hush_native_noise
 
     command = bound.command
     if command.replaced_by:

@@ -27,7 +27,7 @@ def ray_local():
     """A local Ray with more logical CPUs than cores, so no stage can starve another of a slot."""
     import ray
 
-    from jobs.common.ray_start import init_ray
+    from jobs.common.runtime.ray_start import init_ray
 
     for attempt in range(3):  # on a busy machine a local Ray can miss its start-up deadline: that is the machine
         if ray.is_initialized():

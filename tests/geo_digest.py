@@ -112,7 +112,7 @@ def job_digest(corpus: str, profile: str, out: Path) -> dict:
     import pyarrow.parquet as pq
 
     from connectors.runs.tables import read_table
-    from jobs.common.config import RunOptions
+    from jobs.common.cli.config import RunOptions
     from jobs.geo.config import CorpusConfig, GeoConfig
     from jobs.geo.run import run
 
@@ -138,7 +138,7 @@ def job_digest(corpus: str, profile: str, out: Path) -> dict:
 def job_cases() -> dict[str, dict]:
     import ray
 
-    from jobs.common.ray_start import init_ray
+    from jobs.common.runtime.ray_start import init_ray
 
     ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
     init_ray(None)

@@ -27,7 +27,7 @@ THIRD_PARTY = {
                                                               "plain error whose text is all that is left",
     ("connectors/io/read_report.py", "text = str(exc)"): "lzma and tarfile say a stream was cut short only in "
                                                          "the message of a generic LZMAError/ReadError",
-    ("jobs/common/errors.py", "_RAISED.match, str(exc)"): "display only: which line of Ray's wrapped remote "
+    ("jobs/common/runtime/errors.py", "_RAISED.match, str(exc)"): "display only: which line of Ray's wrapped remote "
                                                           "traceback is the message to show; decides nothing",
 }
 _BOUND = re.compile(r"except\b[^:]*\bas\s+(\w+)\s*:|\b(\w+):\s*(?:BaseException|Exception|\w+Error)\b")

@@ -61,7 +61,7 @@ def test_the_graph_is_real():
     g = graph()
     assert "connectors.benchmarks.schema" in g["connectors.benchmarks.formats"]
     assert "audit.geo.lexicon" in g["connectors.geo.lexicon"]
-    assert "jobs.common.shards" in g["jobs.geo.run"]
+    assert "jobs.common.runtime.shards" in g["jobs.geo.run"]
     assert len(g) > 100
 
 
@@ -101,4 +101,4 @@ def test_no_connector_imports_an_audit_it_does_not_serve():
 def test_the_rules_see_the_graph():
     """Each rule above has an edge it checks and allows, so an empty graph could not pass them."""
     g = graph()
-    assert "audit.mcqa.prompt" in g["connectors.models.batches"] and "jobs.common.shards" in g["jobs.geo.run"]
+    assert "audit.mcqa.prompt" in g["connectors.models.batches"] and "jobs.common.runtime.shards" in g["jobs.geo.run"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.common.config import RunOptions
-from jobs.common.flags import make_config, resolve
-from jobs.common.registry import COMMANDS as REGISTERED
+from jobs.common.cli.config import RunOptions
+from jobs.common.cli.flags import make_config, resolve
+from jobs.common.cli.registry import COMMANDS as REGISTERED
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

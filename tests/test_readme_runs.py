@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jobs.cli import main
-from jobs.common.flags import resolve
+from jobs.common.cli.flags import resolve
 from tests.test_readme import ROOT, argv_of, readme_commands
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]

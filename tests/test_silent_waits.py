@@ -41,7 +41,7 @@ def test_setup_names_the_command_it_installed():
 @pytest.mark.ray
 @pytest.mark.slow
 def test_a_local_ray_start_says_so_before_it_waits(tmp_path):
-    code = ("import ray; from jobs.common.ray_start import init_ray; "
+    code = ("import ray; from jobs.common.runtime.ray_start import init_ray; "
             "init_ray(None, num_cpus=1, log_level='info'); ray.shutdown()")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     # said before the wait, whatever its end (on a loaded machine Ray may time out starting: that is its own error)

@@ -17,6 +17,11 @@ import pandas as pd
 _EXAMPLES = 5  # offending values quoted in a message
 
 
+class CoresetValueError(ValueError):
+    """A value an HT-Coreset input breaks a rule with; its message already names the source and the column, so a
+    caller passes it on as it is (errors as data: the type says so, not the text)."""
+
+
 def _examples(values: np.ndarray) -> str:
     shown = [repr(v) for v in np.asarray(values).tolist()[:_EXAMPLES]]
     more = f" (and {len(values) - _EXAMPLES} more)" if len(values) > _EXAMPLES else ""
@@ -27,7 +32,7 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], source: str) ->
     """Raise if any of ``columns`` is absent from ``frame``."""
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: missing column(s) {missing}; expected {list(columns)}, found {list(frame.columns)}"
         )
 
@@ -35,10 +40,10 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], source: str) ->
 def _binary(values: object, column: str, source: str, what: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise ValueError(f"{source}: column {column!r} must be one-dimensional, got shape {arr.shape}")
+        raise CoresetValueError(f"{source}: column {column!r} must be one-dimensional, got shape {arr.shape}")
     missing = pd.isna(arr)
     if missing.any():
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: column {column!r} has {int(missing.sum())} missing value(s); expected {what} 0/1 on every row"
         )
     if arr.dtype == bool:
@@ -46,7 +51,7 @@ def _binary(values: object, column: str, source: str, what: str) -> np.ndarray:
     if arr.dtype.kind in "iuf":
         bad = ~np.isin(arr, (0, 1))
         if bad.any():
-            raise ValueError(
+            raise CoresetValueError(
                 f"{source}: column {column!r} is not binary; expected {what} 0/1, "
                 f"found {_examples(np.unique(arr[bad]))}"
             )
@@ -54,7 +59,7 @@ def _binary(values: object, column: str, source: str, what: str) -> np.ndarray:
     uniques = pd.unique(arr)
     bad_values = [v for v in uniques if isinstance(v, str) or v not in (0, 1)]
     if bad_values:
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: column {column!r} is not binary; expected {what} 0/1, "
             f"found {_examples(np.asarray(bad_values, dtype=object))}"
         )
@@ -81,13 +86,13 @@ def finite_scores(values: object, column: str, source: str) -> np.ndarray:
     arr = np.asarray(values, dtype=np.float64)
     nan = np.isnan(arr)
     if nan.any():
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: column {column!r} has {int(nan.sum())} NaN score(s); "
             "expected a probability in [0, 1] on every row"
         )
     out = (arr < 0.0) | (arr > 1.0)
     if out.any():
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: column {column!r} has {int(out.sum())} score(s) outside [0, 1], e.g. {_examples(arr[out])}"
         )
     return arr
@@ -101,7 +106,7 @@ def require_positives(labels: np.ndarray, column: str, source: str) -> int:
 def require_positive_count(n_pos: int, column: str, source: str) -> int:
     """``require_positives`` for a count merged over blocks (a distributed build never holds the labels)."""
     if n_pos == 0:
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: column {column!r} has no positive rows; the design keeps every positive "
             "and sizes the negative budget from their count, so at least one is required"
         )
@@ -111,9 +116,9 @@ def require_positive_count(n_pos: int, column: str, source: str) -> int:
 def require_budget(budget: int, n_negatives: int, source: str) -> None:
     """A negative budget must be positive and no larger than the negative population."""
     if budget < 1:
-        raise ValueError(f"{source}: negative budget is {budget}; expected at least 1 row")
+        raise CoresetValueError(f"{source}: negative budget is {budget}; expected at least 1 row")
     if budget > n_negatives:
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: negative budget of {budget} rows is larger than the {n_negatives} "
             "negatives in the table; lower the budget multiplier or evaluate the full table"
         )
@@ -136,24 +141,24 @@ def align_predictions(
     design_index = pd.Index(np.asarray(design_ids))
     values = np.asarray(values)
     if len(values) != len(pred_index):
-        raise ValueError(f"{source}: {len(values)} prediction rows but {len(pred_index)} values in {id_column!r}")
+        raise CoresetValueError(f"{source}: {len(values)} prediction rows but {len(pred_index)} values in {id_column!r}")
     dup = pred_index.duplicated()
     if dup.any():
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: column {id_column!r} repeats {int(dup.sum())} id(s), "
             f"e.g. {_examples(np.asarray(pred_index[dup]))}; expected one prediction per design row"
         )
     position = pred_index.get_indexer(design_index)
     absent = position < 0
     if absent.any():
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: column {id_column!r} lacks {int(absent.sum())} of the "
             f"{len(design_index)} design id(s), e.g. {_examples(np.asarray(design_index[absent]))}; "
             "expected a prediction for every design row"
         )
     extra = ~pred_index.isin(design_index)
     if extra.any():
-        raise ValueError(
+        raise CoresetValueError(
             f"{source}: column {id_column!r} has {int(extra.sum())} id(s) not in the design, "
             f"e.g. {_examples(np.asarray(pred_index[extra]))}; expected exactly the design ids"
         )

@@ -2,7 +2,7 @@
 to a worker and a reader reads it.
 
 Why one type: the planners (``connectors.captions.corpus``, ``connectors.benchmarks.shards``, a
-job's own inputs) and the runner (``jobs.common.shards``) hand the same object along; it crosses to
+job's own inputs) and the runner (``jobs.common.runtime.shards``) hand the same object along; it crosses to
 a Ray worker as JSON (``to_json``/``from_json``) and comes back as itself, typed, with nothing
 rebuilt by hand.
 

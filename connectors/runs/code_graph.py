@@ -24,7 +24,7 @@ def module_files(root: Path, packages: tuple[str, ...] = PROJECT_PACKAGES) -> di
 
 def module_imports(name: str, path: Path, known: set[str]) -> set[str]:
     """The ``known`` modules ``path`` imports, at module level or inside functions; an imported
-    name resolves to the module that defines it (``jobs.common.config.Flag`` → ``jobs.common.config``)."""
+    name resolves to the module that defines it (``jobs.common.cli.config.Flag`` → ``jobs.common.cli.config``)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -105,7 +105,7 @@ def _reason(exc: BaseException) -> str:
 def naming_output(url: str) -> Iterator[None]:
     """Re-raise an ``OSError`` of the writes inside as the same kind of error naming ``url``
     (``<url>: No space left on device``), keeping its errno, so the message says which output failed
-    and ``jobs.common.errors.is_transient`` still tells a full disk from a refused write."""
+    and ``jobs.common.runtime.errors.is_transient`` still tells a full disk from a refused write."""
     try:
         yield
     except OSError as exc:

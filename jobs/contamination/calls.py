@@ -20,7 +20,7 @@ from audit.contamination.plan import NOISY, Call, CallPlan, CallResult, PlanConf
 from audit.contamination.prompts import PromptSet
 from audit.mcqa.items import McqaItem
 from connectors.models.batches import GENERATION_COLUMNS
-from jobs.common.answers import Skips, Unusable, unusable_answers
+from jobs.common.models.answers import Skips, Unusable, unusable_answers
 
 CALL_SCHEMA = pa.schema([
     ("id", pa.string()), ("system", pa.string()), ("user", pa.string()), ("answer_prefix", pa.string()),

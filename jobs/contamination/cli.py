@@ -1,7 +1,7 @@
 """``benchaudit contamination``: the command (options come from ContaminationConfig)."""
 from __future__ import annotations
 
-from jobs.common.flags import Command
+from jobs.common.cli.flags import Command
 from jobs.contamination.config import ContaminationConfig
 
 COMMAND = Command.registered(

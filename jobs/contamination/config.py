@@ -14,9 +14,9 @@ from audit.contamination.choices import DEFAULT_M, DEFAULT_N, SLOTS
 from audit.stats.choices import DEFAULT_SEED
 from connectors.benchmarks.choices import PRESET_NAMES
 from connectors.models.spec import parse_model_spec
-from jobs.common.benchmarks import INPUT, BenchmarkConfig, BenchmarkInputs, shipped_mcqa
-from jobs.common.config import ConfigError, Flag, IntervalOptions, parse_named_inputs
-from jobs.common.models import MODEL_SETTINGS_HELP, ModelConfig, ModelSettings, ModelStage, declared_models
+from jobs.common.cli.config import ConfigError, Flag, IntervalOptions, parse_named_inputs
+from jobs.common.inputs.benchmarks import INPUT, BenchmarkConfig, BenchmarkInputs, shipped_mcqa
+from jobs.common.models.pool import MODEL_SETTINGS_HELP, ModelConfig, ModelSettings, ModelStage, declared_models
 
 if TYPE_CHECKING:
     from audit.contamination.plan import ModelRoles, PlanConfig
@@ -177,7 +177,7 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
 
     def declared_model(self, ref: str) -> ModelConfig:
         """A --worker-model or --router-model: its --models entry (by name or spec), else the model given by spec
-        with --model-settings, --batch-size and --actors (``jobs.common.models.declared_models``, as landscape)."""
+        with --model-settings, --batch-size and --actors (``jobs.common.models.pool.declared_models``, as landscape)."""
         found = self._declared().get(ref)
         return found or declared_models(None, [ref], self.model_settings, self.batch_size, self.actors, "--worker-model")[0]
 
@@ -185,7 +185,7 @@ class ContaminationConfig(BenchmarkInputs, IntervalOptions):
         return self.declared_model(ref).stage()
 
     def settings_for(self, ref: str) -> dict[str, Any]:
-        """A model's backend settings (``jobs.common.models.check_model_settings`` says how flags give them)."""
+        """A model's backend settings (``jobs.common.models.pool.check_model_settings`` says how flags give them)."""
         return dict(self.declared_model(ref).settings)
 
     def alpha(self) -> float:

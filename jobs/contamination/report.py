@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jobs.common.html import RunInfo, bar_chart, esc, fmt, line_chart, note, page, pct, scatter, table
+from jobs.common.pages.html import RunInfo, bar_chart, esc, fmt, line_chart, note, page, pct, scatter, table
 
 CAVEAT = (
     "Each question reaches the worker only through routers. In the clean condition (forward_full) one router relays the "
@@ -23,7 +23,7 @@ CAVEAT = (
 
 
 def by_r(rs: Sequence[int], series: dict[str, Sequence[float | None]]) -> dict[str, list[tuple[str, float | None]]]:
-    """Series over r as ``jobs.common.html.line_chart`` draws them (x labelled "r = 1", ...)."""
+    """Series over r as ``jobs.common.pages.html.line_chart`` draws them (x labelled "r = 1", ...)."""
     return {name: [(f"r = {r}", v) for r, v in zip(rs, values)] for name, values in series.items()}
 
 

@@ -9,7 +9,7 @@ out or came back empty make no worker call; every cell lands in the outcome tabl
 category, and ``audit.contamination.analysis.analyse`` turns the table into every statistic.
 ``--outcomes`` skips the models: the same analysis of a table read from Parquet or CSV.
 
-Every answer is counted on the driver as it comes back (``jobs.common.answers``: progress with cache
+Every answer is counted on the driver as it comes back (``jobs.common.models.answers``: progress with cache
 hits against calls, per model and role). A failed or timed-out call, an empty router output and an
 unparsable worker answer are unusable answers, counted by reason against ``--max-skipped``: a model
 stage stops as soon as the run can no longer meet it, and a run over it fails after writing its
@@ -32,15 +32,15 @@ from audit.mcqa.sample import Sample, draw_sample
 from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.contamination.outcomes import read_outcomes
 from connectors.io.read_report import ReadReport
-from jobs.common.answers import Skips
-from jobs.common.config import RunOptions
-from jobs.common.errors import JobError
-from jobs.common.job import JobRun
-from jobs.common.manifest import StageTimer
-from jobs.common.model_step import ModelSteps
-from jobs.common.models import response_cache_root
-from jobs.common.shards import limited
-from jobs.common.summaries import headline
+from jobs.common.cli.config import RunOptions
+from jobs.common.models.answers import Skips
+from jobs.common.models.pool import response_cache_root
+from jobs.common.models.step import ModelSteps
+from jobs.common.runtime.errors import JobError
+from jobs.common.runtime.job import JobRun
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.shards import limited
+from jobs.common.runtime.summaries import headline
 from jobs.contamination.calls import (
     WorkerStep,
     call_accounting,
@@ -79,7 +79,7 @@ class ModelRun:
 
 
 def ray_generate(cfg: ContaminationConfig, steps: ModelSteps, items: Mapping[str, McqaItem]) -> Generate:
-    """Calls -> answered rows: one shared model step (``jobs.common.model_step``) per model, its rows split into
+    """Calls -> answered rows: one shared model step (``jobs.common.models.step``) per model, its rows split into
     blocks of ``--batch-size`` (one block per batch, so the pool's actors share the work and every batch is
     counted, with progress, as it comes back). A reply is judged against its item's options (``unusable``)."""
     def generate(calls: Sequence[Call]) -> pa.Table:

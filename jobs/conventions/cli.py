@@ -1,7 +1,7 @@
 """``benchaudit conventions``: the command (options come from ConventionsConfig)."""
 from __future__ import annotations
 
-from jobs.common.flags import Command
+from jobs.common.cli.flags import Command
 from jobs.conventions.config import ConventionsConfig
 
 COMMAND = Command.registered(

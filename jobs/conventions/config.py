@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field, model_validator
 
 from audit.conventions.choices import FIELDS
-from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_benchmark
-from jobs.common.config import Alias, Flag, IntervalOptions, check_choices
+from jobs.common.cli.config import Alias, Flag, IntervalOptions, check_choices
+from jobs.common.inputs.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_benchmark
 
 if TYPE_CHECKING:
     from audit.conventions.detect import DetectorConfig

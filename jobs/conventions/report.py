@@ -1,7 +1,7 @@
 """The conventions report: every number comes from summary.json, nothing is computed here."""
 from __future__ import annotations
 
-from jobs.common.html import RunInfo, definitions, esc, interval_chart, note, page, pct, stacked_bar_chart, table
+from jobs.common.pages.html import RunInfo, definitions, esc, interval_chart, note, page, pct, stacked_bar_chart, table
 
 AMERICAN, OTHER = ("American", "#4a78a8"), ("other (British/Commonwealth)", "#e08a3c")
 CAVEAT = (

@@ -34,11 +34,11 @@ from connectors.benchmarks.spec import BenchmarkSpec
 from connectors.io.read_report import OnBadRow, ReadReport
 from connectors.io.row_counts import count_files
 from connectors.runs.tables import read_parts
-from jobs.common.config import RunOptions
-from jobs.common.job import JobRun, SkipCheck
-from jobs.common.manifest import StageTimer
-from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit, limited
-from jobs.common.summaries import finite, headline
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.job import JobRun, SkipCheck
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit, limited
+from jobs.common.runtime.summaries import finite, headline
 from jobs.conventions.config import ConventionsConfig
 
 JOB = "conventions"

@@ -31,21 +31,21 @@ import ray
 from audit.coreset import strata as st
 from audit.coreset.design import DesignConfig, DesignManifest, design_table, plan_design
 from audit.coreset.percentile import count_below, exact_percentiles, values_in_buckets
-from audit.coreset.validate import require_positive_count
+from audit.coreset.validate import CoresetValueError, require_positive_count
 from audit.stats.draws import block_candidates, draw_in_blocks, equal_keys, hash_keys, key_partitions
 from connectors.coreset.designs import DESIGN_TABLE, GROUP_COLUMN, MANIFEST_FILE
 from connectors.coreset.targets import TargetBlock, TargetColumns, TargetError, plan_targets, read_target_shard
 from connectors.io.read_report import InputError
 from connectors.io.shards import Shard
 from connectors.runs.rundir import join, read_json, resumable_run, write_json, write_parquet
-from jobs.common.config import ConfigError, RunOptions
-from jobs.common.errors import user_code_error
-from jobs.common.job import JobRun
-from jobs.common.manifest import StageTimer
-from jobs.common.progress import Progress
-from jobs.common.ray_start import stderr_is_tty
-from jobs.common.shards import finished_shards
-from jobs.common.summaries import headline
+from jobs.common.cli.config import ConfigError, RunOptions
+from jobs.common.runtime.errors import user_code_error
+from jobs.common.runtime.job import JobRun
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.progress import Progress
+from jobs.common.runtime.ray_start import stderr_is_tty
+from jobs.common.runtime.shards import finished_shards
+from jobs.common.runtime.summaries import headline
 from jobs.coreset.config import BuildConfig
 
 JOB = "coreset-build"
@@ -86,9 +86,8 @@ def _read_shards(batch: pa.Table, *, columns: TargetColumns, seed: int, run_dir:
                                 "row_groups": list(shard.row_groups), "rows_in": prepared.num_rows})
             tables.append(prepared)
         except Exception as exc:  # noqa: BLE001 — reported with the shard's file, row groups and column
-            # an InputError, or audit's check of a column (a ValueError starting with the file), names its file
-            # already; anything else gets the shard's
-            named = isinstance(exc, InputError) or (isinstance(exc, ValueError) and str(exc).startswith(shard.source))
+            # an InputError, or audit's check of a column's values, names its file already; anything else gets the shard's
+            named = isinstance(exc, (InputError, CoresetValueError))
             message = str(exc) if named else f"{shard.source}: {type(exc).__name__}: {exc}"
             raise TargetError(f"{message} (shard {shard.shard_id}, row groups {list(shard.row_groups) or 'all'})") from exc
     return pa.concat_tables(tables)

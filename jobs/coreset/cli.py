@@ -1,13 +1,13 @@
 """``benchaudit coreset build|estimate|study``: the commands (options come from the configs)."""
 from __future__ import annotations
 
-from jobs.common.config import DRIVER_OPTIONS
-from jobs.common.flags import Command
-from jobs.common.registry import Lazy, lookup
+from jobs.common.cli.config import DRIVER_OPTIONS
+from jobs.common.cli.flags import Command
+from jobs.common.cli.registry import Lazy, lookup
 from jobs.coreset.config import BuildConfig, EstimateConfig, StudyJobConfig
 
 _TRACES = lookup("traces")
-assert _TRACES is not None, "traces is a registered job (jobs.common.registry)"
+assert _TRACES is not None, "traces is a registered job (jobs.common.cli.registry)"
 COMMAND = Command.registered(
     "coreset",
     description="HT-Coreset: evaluate a model on a small importance-weighted subset of a huge binary test set and "

@@ -7,8 +7,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from audit.coreset.choices import METRICS, SAMPLER_NAMES
 from audit.stats.choices import DEFAULT_LEVEL, DEFAULT_SEED
-from jobs.common.config import Alias, ConfigError, Flag, JobConfig
-from jobs.common.predictors import Predictors, unique_predictors
+from jobs.common.cli.config import Alias, ConfigError, Flag, JobConfig
+from jobs.common.inputs.predictors import Predictors, unique_predictors
 
 if TYPE_CHECKING:
     from audit.coreset.design import DesignConfig

@@ -22,7 +22,7 @@ from audit.coreset.diagnostics import (
     group_recall_over_runs,
 )
 from connectors.coreset.predictions import Predictions
-from jobs.common.summaries import finite, records
+from jobs.common.runtime.summaries import finite, records
 
 NO_GROUP_COLUMN = "no predicted-group column (--group-column) in its files"
 

@@ -29,10 +29,10 @@ from audit.coreset.estimate import (
 from audit.coreset.validate import align_predictions
 from connectors.coreset.designs import read_design
 from connectors.coreset.predictions import Predictions, read_all_predictions
-from jobs.common.config import RunOptions
-from jobs.common.job import JobRun
-from jobs.common.manifest import StageTimer
-from jobs.common.summaries import headline, records
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.job import JobRun
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.summaries import headline, records
 from jobs.coreset.config import EstimateConfig
 from jobs.coreset.diagnostics import diagnose
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from audit.coreset.diagnostics import FAILURE_CATEGORIES
-from jobs.common.html import RunInfo, bar_chart, definitions, esc, fmt, note, page, pct, table
+from jobs.common.pages.html import RunInfo, bar_chart, definitions, esc, fmt, note, page, pct, table
 
 SAMPLER_NOTE = (
     "uniform_ht: one negative stratum, HT weights · difficulty_ht: difficulty strata over all negatives · "

@@ -21,12 +21,12 @@ from audit.coreset.allocation import negative_budget
 from audit.coreset.study import SAMPLERS, HeldOutCase, StudyConfig, run_study, study_protocol
 from audit.coreset.validate import require_budget, require_positive_count
 from connectors.coreset.targets import FullTable, read_full_table
-from jobs.common.config import RunOptions
-from jobs.common.errors import one_line
-from jobs.common.job import JobRun
-from jobs.common.manifest import StageTimer
-from jobs.common.progress import Progress
-from jobs.common.summaries import headline, records
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.errors import one_line
+from jobs.common.runtime.job import JobRun
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.progress import Progress
+from jobs.common.runtime.summaries import headline, records
 from jobs.coreset.config import StudyJobConfig
 
 JOB = "coreset-study"

@@ -1,8 +1,8 @@
 """``benchaudit docs`` and ``benchaudit docs template``: the commands (options come from the configs)."""
 from __future__ import annotations
 
-from jobs.common.config import EXPORT_OPTIONS
-from jobs.common.flags import Command
+from jobs.common.cli.config import EXPORT_OPTIONS
+from jobs.common.cli.flags import Command
 from jobs.docs.config import DocsConfig
 from jobs.docs.template import TemplateConfig
 

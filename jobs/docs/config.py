@@ -6,7 +6,7 @@ from typing import Annotated
 from pydantic import Field, model_validator
 
 from audit.docs.choices import CRITERIA
-from jobs.common.config import Flag, JobConfig
+from jobs.common.cli.config import Flag, JobConfig
 
 DOCS = "documentation"
 

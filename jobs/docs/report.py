@@ -1,7 +1,7 @@
 """The documentation-audit report: every number comes from summary.json, nothing is computed here."""
 from __future__ import annotations
 
-from jobs.common.html import RunInfo, definitions, esc, fmt, note, page, pct, table
+from jobs.common.pages.html import RunInfo, definitions, esc, fmt, note, page, pct, table
 
 SCORE = {0: "0 absent", 1: "1 mentioned", 2: "2 operationalized"}
 CAVEAT = (

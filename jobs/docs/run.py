@@ -27,11 +27,11 @@ from connectors.io.markup import csv_frame
 from connectors.io.read_report import ReadReport
 from connectors.io.shards import shard_id
 from connectors.runs.tables import input_root, relative_source
-from jobs.common.config import RunOptions
-from jobs.common.job import JobRun, SkipCheck
-from jobs.common.manifest import StageTimer
-from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask
-from jobs.common.summaries import headline, records
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.job import JobRun, SkipCheck
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.shards import Shard, ShardOutputs, ShardResult, ShardTask
+from jobs.common.runtime.summaries import headline, records
 from jobs.docs.config import DocsConfig
 
 JOB = "docs"

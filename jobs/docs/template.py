@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from jobs.common.config import Flag, JobConfig, RunOptions
+from jobs.common.cli.config import Flag, JobConfig, RunOptions
 
 RUNS = "runs to fill the template from"
 

@@ -8,8 +8,8 @@ from pydantic import BeforeValidator, Field, model_validator
 from audit.geo.choices import TIERS, Profile
 from audit.stats.choices import DEFAULT_REPLICATES
 from connectors.captions.presets import PRESETS, CorpusSpec, Format
-from jobs.common.config import INTERVALS, Alias, ConfigError, Flag, IntervalOptions, parse_named_inputs, read_entries, validated
-from jobs.common.corpora import CorpusConfig, embedded_corpora
+from jobs.common.cli.config import INTERVALS, Alias, ConfigError, Flag, IntervalOptions, parse_named_inputs, read_entries, validated
+from jobs.common.inputs.corpora import CorpusConfig, embedded_corpora
 
 CORPORA = "corpora (default: the shipped COCO 2017 val and Conceptual Captions val samples)"
 MAPPED = "one corpus mapped by hand (--input)"

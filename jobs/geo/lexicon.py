@@ -6,7 +6,7 @@ from typing import Annotated
 from pydantic import Field
 
 from audit.geo.choices import Profile
-from jobs.common.config import Alias, ConfigError, Flag, JobConfig, RunOptions
+from jobs.common.cli.config import Alias, ConfigError, Flag, JobConfig, RunOptions
 
 EXPORT = "export"
 
@@ -49,7 +49,7 @@ def run(cfg: LexiconExportConfig, opts: RunOptions) -> str:
     from audit.geo.lexicon import LexiconConfig, apply_edits
     from audit.geo.profiles import build_lexicon
     from connectors.geo.lexicon import export_lexicon, load_lexicon, read_edits
-    from jobs.common.progress import Stages
+    from jobs.common.runtime.progress import Stages
 
     stages = Stages("benchaudit geo lexicon", quiet=opts.log_level not in ("debug", "info"))
     lex = build_lexicon(LexiconConfig(profile=cfg.profile), stages) if cfg.rebuild else load_lexicon(cfg.profile)

@@ -1,7 +1,7 @@
 """The geo report: every figure's numbers come from summary.json, nothing is computed here."""
 from __future__ import annotations
 
-from jobs.common.html import (
+from jobs.common.pages.html import (
     RunInfo,
     bar_chart,
     definitions,

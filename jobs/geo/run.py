@@ -23,11 +23,11 @@ from connectors.geo.lexicon import load_lexicon
 from connectors.io.read_report import ReadReport
 from connectors.io.row_counts import count_files
 from connectors.runs.tables import input_root, relative_source, relativize_ids
-from jobs.common.config import RunOptions
-from jobs.common.job import JobRun, SkipCheck
-from jobs.common.manifest import StageTimer
-from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit, limited
-from jobs.common.summaries import headline
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.job import JobRun, SkipCheck
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit, limited
+from jobs.common.runtime.summaries import headline
 from jobs.geo.config import GeoConfig
 
 JOB = "geo"

@@ -1,7 +1,7 @@
 """The structural classifier on the review candidates, through the generation backend.
 
 Candidates are few (tens to hundreds), so their prompts are built on the driver; the model runs
-through the model step every model audit runs (``jobs.common.model_step``: "generate", greedy, the
+through the model step every model audit runs (``jobs.common.models.step``: "generate", greedy, the
 response cache in front, progress as answers come back) like the scoring models, and
 ``audit.landscape.structure`` reads each answer. A failed call is the candidate's verdict
 ("failed"), never an unusable answer the skip limits count.
@@ -17,9 +17,9 @@ from audit.landscape.structure import StructurePrompt, load_structure_prompt, pa
 from audit.mcqa.items import McqaItem
 from connectors.landscape.inputs import read_structure_prompt
 from connectors.models.batches import PROMPT_SCHEMA
-from jobs.common.job import JobRun
-from jobs.common.model_step import ModelSteps
-from jobs.common.models import ModelConfig, model_counts
+from jobs.common.models.pool import ModelConfig, model_counts
+from jobs.common.models.step import ModelSteps
+from jobs.common.runtime.job import JobRun
 from jobs.landscape.config import LandscapeConfig
 
 CLASSIFIER_SCHEMA = pa.schema([("benchmark", pa.string()), ("source_id", pa.string()), ("text", pa.string()),

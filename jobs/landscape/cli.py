@@ -1,7 +1,7 @@
 """``benchaudit landscape``: the command (options come from LandscapeConfig)."""
 from __future__ import annotations
 
-from jobs.common.flags import Command
+from jobs.common.cli.flags import Command
 from jobs.landscape.config import LandscapeConfig
 
 COMMAND = Command.registered(

@@ -18,9 +18,9 @@ from pydantic import Field, field_validator, model_validator
 
 from audit.landscape.choices import DEFAULT_PERTURBATIONS, MPD_EXACT_LIMIT, MPD_PAIRS, PERTURBATION_NAMES
 from audit.stats.choices import DEFAULT_SEED
-from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_mcqa
-from jobs.common.config import ConfigError, Flag, check_choices, validated
-from jobs.common.models import MODEL_SETTINGS_HELP, ModelConfig, ModelSettings, declared_models
+from jobs.common.cli.config import ConfigError, Flag, check_choices, validated
+from jobs.common.inputs.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_mcqa
+from jobs.common.models.pool import MODEL_SETTINGS_HELP, ModelConfig, ModelSettings, declared_models
 
 MODELS = "models"
 ITEMS = "items, prompts and perturbations"
@@ -135,7 +135,7 @@ class LandscapeConfig(BenchmarkInputs):
         return None if self.from_lm_eval else MODEL_RUN_SAMPLE
 
     def model_configs(self) -> list[ModelConfig]:
-        """Every model of the run, in order: the --models YAML, then each --model (``jobs.common.models.declared_models``)."""
+        """Every model of the run, in order: the --models YAML, then each --model (``jobs.common.models.pool.declared_models``)."""
         return declared_models(self.models, self.model, self.model_settings, self.batch_size, self.actors)
 
     def classifier(self, models: list[ModelConfig]) -> ModelConfig | None:

@@ -20,7 +20,7 @@ from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.benchmarks.shards import plan_benchmark
 from connectors.benchmarks.spec import BenchmarkSpec
 from connectors.io.read_report import ReadReport
-from jobs.common.answers import reason_code
+from jobs.common.models.answers import reason_code
 from jobs.landscape.config import LandscapeConfig
 
 REJECTED_SCHEMA = pa.schema([("benchmark", pa.string()), ("id", pa.string()), ("perturbation", pa.string()),

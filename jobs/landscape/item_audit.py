@@ -16,7 +16,7 @@ import pandas as pd
 from audit.landscape.flags import attach_review_labels, flag_candidates
 from audit.landscape.label_errors import precision_recall_curve, ranking_report
 from audit.landscape.validate import match_reference, validation_by_threshold
-from jobs.common.summaries import records
+from jobs.common.runtime.summaries import records
 from jobs.landscape.config import LandscapeConfig
 
 RANKING_KS = (50, 100, 200, 500)

@@ -16,13 +16,13 @@ from audit.landscape.metrics import hnorm_correlations
 from audit.landscape.statistics import STATISTICS
 from connectors.io.markup import csv_frame
 from connectors.landscape.inputs import read_reference, read_review_labels
-from jobs.common.answers import Skips
-from jobs.common.config import RunOptions
-from jobs.common.errors import JobError
-from jobs.common.job import JobRun
-from jobs.common.manifest import StageTimer
-from jobs.common.models import response_cache_root
-from jobs.common.summaries import clip_text, finite, records
+from jobs.common.cli.config import RunOptions
+from jobs.common.models.answers import Skips
+from jobs.common.models.pool import response_cache_root
+from jobs.common.runtime.errors import JobError
+from jobs.common.runtime.job import JobRun
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.summaries import clip_text, finite, records
 from jobs.landscape.classify import classified, structure_prompt
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.from_lm_eval import LmEvalError, LmEvalRead, read_lm_eval

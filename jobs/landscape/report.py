@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from audit.mcqa.items import LETTERS
-from jobs.common.html import PROBABILITY, Axis, RunInfo, esc, fmt, interval, note, page, pct, scatter, table
+from jobs.common.pages.html import PROBABILITY, Axis, RunInfo, esc, fmt, interval, note, page, pct, scatter, table
 
 MAX_SHOWN = 200  # candidates listed in the report; all of them are in summary.json and review_candidates.csv
 CAVEAT = ("Each item is a point (Ptop1, Hnorm): Ptop1 is the top option's probability, Hnorm the entropy of the other "

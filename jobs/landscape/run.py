@@ -2,7 +2,7 @@
 
 Wiring only. On the driver: read and check the benchmarks (``jobs.landscape.inputs``), sample
 them. On Ray: the items become perturbed prompt rows in a CPU stage (``stages.prompt_batch``),
-each model scores them through the model step every model audit shares (``jobs.common.model_step``: an
+each model scores them through the model step every model audit shares (``jobs.common.models.step``: an
 actor pool, the response cache under ``<out>/_cache/models`` in front), a CPU stage turns the label log-probs into landscape
 rows (``stages.landscape_batch``), written per model to ``data/scores/model=<name>/`` (the run-data
 convention of ``connectors.runs.tables``: ``pd.read_parquet("<run>/data/scores")`` loads every model). Back on the driver:
@@ -13,7 +13,7 @@ is started; a task that cannot be read is counted and named, and the other tasks
 
 A model that cannot run (weights not found, labels that are not single tokens, a chat-only
 endpoint), answers no item (an unreachable endpoint) or fails so many items that the run can no
-longer meet ``--max-skipped`` (stopped as soon as that is so: ``jobs.common.answers``) fails the
+longer meet ``--max-skipped`` (stopped as soon as that is so: ``jobs.common.models.answers``) fails the
 run naming the model and the top reasons, or under ``--on-error skip`` is left out and listed
 (within ``--max-skipped-inputs``; ``ModelSteps.leave_out``: whether --resume can help comes from the
 failure's transient flag, set where it failed). Answers that failed on their own item count against
@@ -36,14 +36,14 @@ from connectors.landscape.inputs import read_reference, read_review_labels, read
 from connectors.models.available import check_available
 from connectors.models.batches import REPORT_COLUMN, merge_backend_reports
 from connectors.runs.tables import DATA_DIR, partition_segment
-from jobs.common.answers import Skips, StageAnswers, unusable_answers
-from jobs.common.config import RunOptions
-from jobs.common.errors import JobError
-from jobs.common.job import JobRun
-from jobs.common.manifest import StageTimer
-from jobs.common.model_step import ModelFailure, ModelSteps
-from jobs.common.models import ModelConfig, model_counts, response_cache_root
-from jobs.common.summaries import clip_text
+from jobs.common.cli.config import RunOptions
+from jobs.common.models.answers import Skips, StageAnswers, unusable_answers
+from jobs.common.models.pool import ModelConfig, model_counts, response_cache_root
+from jobs.common.models.step import ModelFailure, ModelSteps
+from jobs.common.runtime.errors import JobError
+from jobs.common.runtime.job import JobRun
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.summaries import clip_text
 from jobs.landscape.classify import classified, structure_prompt
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.inputs import REJECTED_SCHEMA, BenchmarkItems, items_table, load_benchmark, rejections
@@ -91,7 +91,7 @@ def build_prompts(job: JobRun, benchmarks: list[BenchmarkItems], template: McqaT
 
 
 def score_model(job: JobRun, steps: ModelSteps, prompts, n_prompts: int, model: ModelConfig) -> tuple[pa.Table, dict]:
-    """One model over every prompt row through the shared model step (``jobs.common.model_step``): its
+    """One model over every prompt row through the shared model step (``jobs.common.models.step``): its
     landscape rows (written to data/scores/model=<name>/) and its call accounting. A ``ModelFailure``
     leaves with the model's manifest entry as far as it got."""
     folder = f"{DATA_DIR}/scores/{partition_segment('model', model.name)}"

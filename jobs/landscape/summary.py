@@ -15,8 +15,8 @@ from audit.landscape.metrics import hnorm_correlations, model_averaged_points
 from audit.landscape.statistics import INTERVALS, STATISTICS
 from audit.landscape.summary import GROUP, RESULT_COLUMNS, summarize
 from audit.landscape.validate import validate_wrong_answers
-from jobs.common.config import ConfigError
-from jobs.common.summaries import clip_text, finite, headline, records
+from jobs.common.cli.config import ConfigError
+from jobs.common.runtime.summaries import clip_text, finite, headline, records
 from jobs.landscape.config import LandscapeConfig
 
 FINAL_POSITION = "final_position_label"  # one forward: the letters' distribution after the prompt

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from jobs.common.config import RunOptions
+from jobs.common.cli.config import RunOptions
 from jobs.ls.cli import LsConfig
 
 
@@ -15,7 +15,7 @@ def sections() -> dict[str, list[dict[str, str]]]:
     from connectors.captions.presets import PRESETS as CORPUS_PRESETS
     from connectors.models.fetch import FIXTURES
     from connectors.models.spec import BACKEND_FORMS
-    from jobs.common.registry import JOBS, OPERATIONS
+    from jobs.common.cli.registry import JOBS, OPERATIONS
 
     return {
         "jobs": [{"name": c.name, "kind": "job" if c in JOBS else "command", "about": c.help} for c in JOBS + OPERATIONS],

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from jobs.common.config import ConfigError, RunOptions
+from jobs.common.cli.config import ConfigError, RunOptions
 from jobs.models.cli import FetchConfig
 
 

@@ -1,7 +1,7 @@
 """``benchaudit reaudit --plan plan.yaml``: rerun what changed since the plan's last run, and write the diff."""
 from __future__ import annotations
 
-from jobs.common.flags import Command
+from jobs.common.cli.flags import Command
 from jobs.reaudit.config import ReauditConfig
 
 COMMAND = Command.registered(

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from jobs.common.config import ConfigError, Flag, JobConfig, describe_validation
+from jobs.common.cli.config import ConfigError, Flag, JobConfig, describe_validation
 
 PLAN = "plan"
 _CRON_FIELD = re.compile(r"^[\d*/,\-A-Za-z]+$")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 
 from connectors.io.markup import md_text
-from jobs.common.summaries import headline
+from jobs.common.runtime.summaries import headline
 
 SHOWN_IDS = 50  # item ids listed per input and kind in diff.md (all of them are in diff.json)
 

@@ -32,12 +32,12 @@ from pydantic import BaseModel
 from audit.stats.deltas import Threshold, compare_headlines
 from connectors.runs.rundir import RunDirError, is_complete, join, new_run_id, read_json
 from connectors.runs.store import RunEntry, code_version, get_run, list_runs, store_of
-from jobs.common.config import ConfigError, RunOptions, validated
-from jobs.common.errors import JobError, one_line
-from jobs.common.flags import Command, UsageError, command_path
-from jobs.common.job import JobRun
-from jobs.common.manifest import StageTimer
-from jobs.common.registry import JOBS, attribute
+from jobs.common.cli.config import ConfigError, RunOptions, validated
+from jobs.common.cli.flags import Command, UsageError, command_path
+from jobs.common.cli.registry import JOBS, attribute
+from jobs.common.runtime.errors import JobError, one_line
+from jobs.common.runtime.job import JobRun
+from jobs.common.runtime.manifest import StageTimer
 from jobs.reaudit.config import AuditSpec, ReauditConfig, ReauditPlan, read_plan
 from jobs.reaudit.fingerprint import Fingerprints, fingerprint, item_changes
 from jobs.reaudit.report import diff_of, render_diff, render_summary_lines, summary_of
@@ -119,10 +119,10 @@ def resolve(plan: ReauditPlan, spec: AuditSpec, where: str) -> Audit:
 def validate_file(path: str, check_files: bool) -> list:
     """``benchaudit validate`` of a plan: its fields, each benchmark, corpus and model entry, and every
     audit's options resolved into its job's config (what a re-audit checks before it runs anything)."""
-    from jobs.common.benchmarks import check_benchmark
-    from jobs.common.corpora import check_corpus
-    from jobs.common.models import check_model
-    from jobs.common.validation import Checked, check_entries
+    from jobs.common.cli.validation import Checked, check_entries
+    from jobs.common.inputs.benchmarks import check_benchmark
+    from jobs.common.inputs.corpora import check_corpus
+    from jobs.common.models.pool import check_model
 
     plan, _ = read_plan(path)
     out = [Checked(f"plan {plan.name}", f"{len(plan.audits)} audit(s)" + (f", schedule {plan.schedule!r}" if plan.schedule else ""))]

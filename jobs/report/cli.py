@@ -5,8 +5,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from jobs.common.config import Flag, JobConfig, RunOptions
-from jobs.common.flags import Command
+from jobs.common.cli.config import Flag, JobConfig, RunOptions
+from jobs.common.cli.flags import Command
 
 INDEX = "index"
 
@@ -19,7 +19,7 @@ class IndexConfig(JobConfig):
 
 
 def run_index(cfg: IndexConfig, opts: RunOptions) -> str:
-    from jobs.common.index import write_index
+    from jobs.common.pages.index import write_index
 
     target, n = write_index(opts.out, cfg.to)
     return f"{n:,} run(s) of {opts.out} → {target}"

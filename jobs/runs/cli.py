@@ -1,7 +1,7 @@
 """``benchaudit runs list|show|compare``: the audit history of a run root."""
 from __future__ import annotations
 
-from jobs.common.flags import Command
+from jobs.common.cli.flags import Command
 from jobs.runs.config import RunsCompareConfig, RunsListConfig, RunsShowConfig
 
 _STORE = ("out", "log_level")

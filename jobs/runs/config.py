@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from jobs.common.config import Flag, JobConfig
+from jobs.common.cli.config import Flag, JobConfig
 
 HISTORY = "history"
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from audit.stats.deltas import MetricDelta, compare_headlines
 from connectors.runs.output import check_run_root
 from connectors.runs.store import RunEntry, get_run, list_runs, store_of
-from jobs.common.config import ConfigError, RunOptions
-from jobs.common.history import config_differences, differences_text, headline_text, inputs_text, options_text, same_config
+from jobs.common.cli.config import ConfigError, RunOptions
+from jobs.common.pages.history import config_differences, differences_text, headline_text, inputs_text, options_text, same_config
 from jobs.runs.config import RunsCompareConfig, RunsListConfig, RunsShowConfig
 
 

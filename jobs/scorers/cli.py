@@ -1,7 +1,7 @@
 """``benchaudit scorers``: the command (options come from ScorersConfig)."""
 from __future__ import annotations
 
-from jobs.common.flags import Command
+from jobs.common.cli.flags import Command
 from jobs.scorers.config import ScorersConfig
 
 COMMAND = Command.registered(

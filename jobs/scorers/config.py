@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from audit.scorers.choices import SCORERS, TRANSFORMATIONS
-from jobs.common.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_benchmark
-from jobs.common.config import Alias, ConfigError, Flag, InputName, IntervalOptions, check_choices
+from jobs.common.cli.config import Alias, ConfigError, Flag, InputName, IntervalOptions, check_choices
+from jobs.common.inputs.benchmarks import BenchmarkConfig, BenchmarkInputs, shipped_benchmark
 
 if TYPE_CHECKING:
     from audit.scorers.sensitivity import SensitivityConfig

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from connectors.runs.tables import partition_segment
-from jobs.common.html import (
+from jobs.common.pages.html import (
     RunInfo,
     bar_chart,
     definitions,

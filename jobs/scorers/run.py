@@ -41,11 +41,11 @@ from connectors.io.shards import shard_id
 from connectors.io.yaml_lists import read_name_list
 from connectors.runs.tables import read_parts
 from connectors.scorers import read_answers, read_gold_references, read_variants
-from jobs.common.config import RunOptions
-from jobs.common.job import JobRun, SkipCheck
-from jobs.common.manifest import StageTimer
-from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit
-from jobs.common.summaries import finite, headline, min_bootstrap_clusters, records
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.job import JobRun, SkipCheck
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit
+from jobs.common.runtime.summaries import finite, headline, min_bootstrap_clusters, records
 from jobs.scorers.config import GOLD, ScorersConfig
 
 JOB = "scorers"

@@ -1,9 +1,9 @@
 """``benchaudit submit <job> [options]`` (one subcommand per job that writes a run) and ``submit status|stop``."""
 from __future__ import annotations
 
-from jobs.common.config import DRIVER_OPTIONS
-from jobs.common.flags import Command, load_command
-from jobs.common.registry import JOBS, Lazy, lookup
+from jobs.common.cli.config import DRIVER_OPTIONS
+from jobs.common.cli.flags import Command, load_command
+from jobs.common.cli.registry import JOBS, Lazy, lookup
 from jobs.submit.config import SubmissionConfig, with_job
 
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
-from jobs.common.config import ConfigError, Flag, JobConfig, RunOptions, flag_of
+from jobs.common.cli.config import ConfigError, Flag, JobConfig, RunOptions, flag_of
 
 SUBMIT = "submission (Ray Jobs API)"
 

@@ -37,8 +37,8 @@ from audit.safe_yaml import load_yaml
 from connectors.io.http_guard import RedirectRefused, ReplyTooLarge, fetch, redact
 from connectors.runs.rundir import is_local, join, new_run_id
 from connectors.runs.store import get_run, store_of
-from jobs.common.config import ConfigError, RunOptions
-from jobs.common.errors import JobError, UnreachableError
+from jobs.common.cli.config import ConfigError, RunOptions
+from jobs.common.runtime.errors import JobError, UnreachableError
 from jobs.submit.config import SubmissionConfig, SubmitOptions, submission_id
 from jobs.submit.package import stage
 from jobs.submit.runtime_env import ROOT, runtime_env

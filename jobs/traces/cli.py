@@ -1,8 +1,8 @@
 """``benchaudit traces``: the command (options come from TracesConfig)."""
 from __future__ import annotations
 
-from jobs.common.config import DRIVER_OPTIONS
-from jobs.common.flags import Command
+from jobs.common.cli.config import DRIVER_OPTIONS
+from jobs.common.cli.flags import Command
 from jobs.traces.config import TracesConfig
 
 COMMAND = Command.registered(

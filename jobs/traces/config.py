@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field, model_validator
 
 from audit.stats.choices import DEFAULT_SEED
-from jobs.common.config import ConfigError, Flag, JobConfig
-from jobs.common.predictors import Predictors, unique_predictors
+from jobs.common.cli.config import ConfigError, Flag, JobConfig
+from jobs.common.inputs.predictors import Predictors, unique_predictors
 
 if TYPE_CHECKING:
     from connectors.traces import TraceColumns

@@ -1,7 +1,7 @@
 """Trace-audit report (``coreset traces``): every number comes from summary.json."""
 from __future__ import annotations
 
-from jobs.common.html import RunInfo, bar_chart, definitions, esc, fmt, note, page, pct, table
+from jobs.common.pages.html import RunInfo, bar_chart, definitions, esc, fmt, note, page, pct, table
 
 READING_NOTE = (
     "A step passes when its pattern matches anywhere in the trace (a trace without text passes no step). "

@@ -17,10 +17,10 @@ from connectors.coreset.designs import read_design
 from connectors.coreset.predictions import PredictionColumns, read_all_predictions
 from connectors.io.markup import csv_frame
 from connectors.traces import Rubric, Traces, join_verdicts, read_ratings, read_rubric, read_traces
-from jobs.common.config import RunOptions
-from jobs.common.job import JobRun
-from jobs.common.manifest import StageTimer
-from jobs.common.summaries import finite, headline, records
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.job import JobRun
+from jobs.common.runtime.manifest import StageTimer
+from jobs.common.runtime.summaries import finite, headline, records
 from jobs.traces.config import TracesConfig
 
 JOB = "traces"

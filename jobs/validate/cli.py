@@ -5,8 +5,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from jobs.common.config import Flag, JobConfig
-from jobs.common.flags import Command
+from jobs.common.cli.config import Flag, JobConfig
+from jobs.common.cli.flags import Command
 
 CHECK = "check"
 

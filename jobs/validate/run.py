@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobs.common.config import ConfigError, RunOptions
-from jobs.common.registry import VALIDATORS, attribute
+from jobs.common.cli.config import ConfigError, RunOptions
+from jobs.common.cli.registry import VALIDATORS, attribute
 from jobs.validate.cli import ValidateConfig
 
 

@@ -54,8 +54,8 @@ def test_every_yaml_reader_refuses_an_alias(tmp_path):
     from audit.docs.cards import DocumentError, parse_hf_card
     from connectors.io.yaml_lists import read_yaml_list
     from connectors.traces import read_rubric
-    from jobs.common.config import ConfigError, RunOptions
-    from jobs.common.models import read_model_settings
+    from jobs.common.cli.config import ConfigError, RunOptions
+    from jobs.common.models.pool import read_model_settings
     from jobs.reaudit.config import read_plan
     from jobs.submit.config import SubmitOptions
     from jobs.submit.run import _runtime_env

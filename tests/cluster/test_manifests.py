@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jobs.common.config import RunOptions
-from jobs.common.flags import make_config, resolve
+from jobs.common.cli.config import RunOptions
+from jobs.common.cli.flags import make_config, resolve
 from jobs.reaudit.config import ReauditPlan
 from jobs.submit.runtime_env import render, requirements
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from jobs.common.config import RunOptions
+from jobs.common.cli.config import RunOptions
 from tests.jobs.coreset_design import RUBRIC
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -82,7 +82,7 @@ def build_history(root: Path) -> Path:
     _contamination(inputs, out)
     _geo(out)
     _docs(inputs, out)
-    from jobs.common.index import write_index
+    from jobs.common.pages.index import write_index
 
     write_index(out)  # the failed run was the last: no commit refreshed the index after it
     return root / "runs"

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jobs.common.benchmarks import BenchmarkConfig
-from jobs.common.config import RunOptions
+from jobs.common.cli.config import RunOptions
+from jobs.common.inputs.benchmarks import BenchmarkConfig
 from tests.builders import write_lm_eval_runs
 from tests.jobs.coreset_design import RUBRIC
 
@@ -102,7 +102,7 @@ def _targets(n: int = 20_000, seed: int = 0) -> pd.DataFrame:
 
 
 def _coreset(root: Path, out: str) -> tuple[str, str, str]:
-    from jobs.common.predictors import PredictorConfig
+    from jobs.common.inputs.predictors import PredictorConfig
     from jobs.coreset.build import run as build
     from jobs.coreset.config import BuildConfig, EstimateConfig, StudyJobConfig
     from jobs.coreset.estimate import run as estimate

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobs.cli import main
-from jobs.common.flags import leaf_parser, make_config, resolve, walk
-from jobs.common.registry import COMMANDS
+from jobs.common.cli.flags import leaf_parser, make_config, resolve, walk
+from jobs.common.cli.registry import COMMANDS
 
 SCANNING = {"geo", "conventions", "scorers", "docs"}  # jobs that read inputs row by row: --limit applies
 PRINTING_ONLY = {("ls",), ("validate",), ("models", "fetch")}  # they write no file: what they find goes to the terminal

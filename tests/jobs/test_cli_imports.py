@@ -20,7 +20,7 @@ def loaded_after(code: str) -> dict:
 
 
 def test_building_every_parser_loads_no_heavy_module():
-    found = loaded_after("from jobs.common.flags import leaf_parser, walk\nfrom jobs.common.registry import COMMANDS\n"
+    found = loaded_after("from jobs.common.cli.flags import leaf_parser, walk\nfrom jobs.common.cli.registry import COMMANDS\n"
                          "for path in walk(COMMANDS):\n    leaf_parser(path).format_help()")
     assert found["heavy"] == []
     # the only project modules a parser may load are the ones holding names as data

@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobs.cli import main
-from jobs.common.benchmarks import BenchmarkConfig
-from jobs.common.config import RunOptions
-from jobs.common.errors import JobError
+from jobs.common.cli.config import RunOptions
+from jobs.common.inputs.benchmarks import BenchmarkConfig
+from jobs.common.runtime.errors import JobError
 from jobs.conventions.config import ConventionsConfig
 from jobs.conventions.run import run as run_conventions
 from jobs.geo.config import CorpusConfig, GeoConfig

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from jobs.common.flags import leaf_parser, prog_of, walk
-from jobs.common.registry import COMMANDS
+from jobs.common.cli.flags import leaf_parser, prog_of, walk
+from jobs.common.cli.registry import COMMANDS
 
 PATHS = {prog_of(path): path for path in walk(COMMANDS)}
 def doubled_defaults(prog: str) -> dict[str, str]:

@@ -96,7 +96,7 @@ def test_every_runs_first_headline_value_is_visible_at_1280_px_open_or_not(index
     """Issue 34: "coco2017_val · coverage = 0.…" -- the number cut off, expanded or not."""
     import json
 
-    from jobs.common.html import fmt
+    from jobs.common.pages.html import fmt
 
     firsts = {}
     for entry in (history_runs / "_runs" / "entries").rglob("*.json"):

@@ -12,7 +12,7 @@ from audit.mcqa.sample import draw_sample
 from connectors.benchmarks.read import iter_benchmark_batches
 from connectors.benchmarks.schema import ITEM_SCHEMA
 from connectors.io.read_report import ReadReport
-from jobs.common.benchmarks import BenchmarkConfig, shipped_benchmark
+from jobs.common.inputs.benchmarks import BenchmarkConfig, shipped_benchmark
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.inputs import load_benchmark
 

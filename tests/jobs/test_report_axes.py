@@ -40,6 +40,7 @@ def reports(root: Path) -> list[Path]:
     return sorted(root.glob("*/*/report.html"))
 
 
+@pytest.mark.ray  # --from-lm-eval reads each model's logs in a Ray Data task
 def test_one_model_contamination_and_lm_eval_landscapes_have_honest_axes(tmp_path):
     from tests.fixtures.contamination.reference_study import MODELS, reference_outcomes
 

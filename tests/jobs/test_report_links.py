@@ -9,7 +9,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from jobs.common.config import RunOptions
+from jobs.common.cli.config import RunOptions
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

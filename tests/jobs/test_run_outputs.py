@@ -15,7 +15,7 @@ import pyarrow.dataset as pads
 import pytest
 
 from connectors.runs.tables import SQL_RESERVED
-from jobs.common.summaries import SCHEMA_VERSION
+from jobs.common.runtime.summaries import SCHEMA_VERSION
 from tests.jobs.sample_runs import HOSTILE, JOBS, SYSTEM_B
 
 pytestmark = pytest.mark.ray

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jobs.cli import main
-from jobs.common.job import JobRun
+from jobs.common.runtime.job import JobRun
 from tests.builders import cell_text
 from tests.jobs.contamination.test_contamination_job import WORDS, write_benchmark
 from tests.servers.tiny_lm import shared_tiny_lm

@@ -11,7 +11,7 @@ import pytest
 from audit.contamination.analysis import analyse
 from audit.stats.bootstrap import BootstrapConfig
 from audit.stats.choices import DEFAULT_SEED
-from jobs.common.config import RunOptions
+from jobs.common.cli.config import RunOptions
 from jobs.contamination.config import ContaminationConfig
 from jobs.contamination.run import run
 from tests.builders import cell_text

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from jobs.common.config import RunOptions
+from jobs.common.cli.config import RunOptions
 from jobs.contamination.config import ContaminationConfig
 from jobs.contamination.run import run
 

@@ -15,10 +15,10 @@ from audit.conventions.stage import ConventionStage
 from audit.stats.bootstrap import BootstrapConfig
 from connectors.benchmarks.read import read_benchmark
 from jobs.cli import main
-from jobs.common.benchmarks import BenchmarkConfig
-from jobs.common.config import RunOptions
-from jobs.common.errors import JobError
-from jobs.common.summaries import finite
+from jobs.common.cli.config import RunOptions
+from jobs.common.inputs.benchmarks import BenchmarkConfig
+from jobs.common.runtime.errors import JobError
+from jobs.common.runtime.summaries import finite
 from jobs.conventions.config import ConventionsConfig
 from jobs.conventions.run import run
 

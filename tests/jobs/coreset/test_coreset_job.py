@@ -18,7 +18,7 @@ from audit.coreset.design import DesignConfig, build_design
 from audit.coreset.metrics import metric_values
 from audit.stats.choices import DEFAULT_SEED
 from jobs.cli import main
-from jobs.common.config import RunOptions
+from jobs.common.cli.config import RunOptions
 from jobs.coreset.config import BuildConfig, DirectionConfig, StudyJobConfig
 
 

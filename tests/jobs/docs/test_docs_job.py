@@ -22,9 +22,9 @@ from audit.docs.criteria import (
 from audit.docs.summary import criteria_summary
 from connectors.docs import read_document, read_reviewer_scores
 from jobs.cli import main
-from jobs.common.benchmarks import BenchmarkConfig
-from jobs.common.config import RunOptions
-from jobs.common.summaries import records
+from jobs.common.cli.config import RunOptions
+from jobs.common.inputs.benchmarks import BenchmarkConfig
+from jobs.common.runtime.summaries import records
 from jobs.conventions.config import ConventionsConfig
 from jobs.conventions.run import run as run_conventions
 from jobs.docs.config import DocsConfig

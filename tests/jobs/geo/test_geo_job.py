@@ -12,8 +12,8 @@ import pytest
 
 from audit.geo.aggregate import summarize
 from audit.geo.stage import GeoPartial, GeoStage
-from jobs.common.config import RunOptions
-from jobs.common.errors import JobError
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.errors import JobError
 from jobs.geo.config import CorpusConfig, GeoConfig
 from jobs.geo.run import run
 from tests.builders import write_tar

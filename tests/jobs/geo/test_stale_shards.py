@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jobs.common.config import RunOptions
-from jobs.common.errors import JobError
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.errors import JobError
 from jobs.geo.config import CorpusConfig, GeoConfig
 from jobs.geo.run import run
 

@@ -11,7 +11,7 @@ import pytest
 from audit.landscape.prompts import load_template
 from connectors.runs.tables import read_table
 from jobs.cli import main
-from jobs.common.config import RunOptions
+from jobs.common.cli.config import RunOptions
 from jobs.landscape.config import LandscapeConfig
 from jobs.landscape.run import run
 from tests.servers.completions_server import CompletionsServer

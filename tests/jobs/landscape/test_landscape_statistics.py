@@ -11,7 +11,7 @@ import pytest
 
 from audit.landscape.statistics import STATISTICS, Group, statistic, unregister
 from jobs.cli import main
-from jobs.common.job import JobRun
+from jobs.common.runtime.job import JobRun
 from tests.builders import A, write_lm_eval_runs
 
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from jobs.cli import main
-from jobs.common.config import ConfigError, RunOptions
+from jobs.common.cli.config import ConfigError, RunOptions
 from jobs.reaudit.config import ReauditConfig
 from jobs.reaudit.run import reaudit
 
@@ -103,7 +103,7 @@ def test_only_changed_inputs_rerun_unchanged_shards_are_reused_and_a_regression_
 
 
 def main_run(tmp_path: Path, tqa: Path, drop: Path) -> str:
-    from jobs.common.benchmarks import BenchmarkConfig
+    from jobs.common.inputs.benchmarks import BenchmarkConfig
     from jobs.conventions.config import ConventionsConfig
     from jobs.conventions.run import run
 

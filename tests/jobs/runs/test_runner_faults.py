@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from jobs.common.config import RunOptions
-from jobs.common.job import JobRun
-from jobs.common.shards import Shard, ShardOutputs, ShardResult, ShardTask
+from jobs.common.cli.config import RunOptions
+from jobs.common.runtime.job import JobRun
+from jobs.common.runtime.shards import Shard, ShardOutputs, ShardResult, ShardTask
 
 pytestmark = pytest.mark.ray
 ROOT = Path(__file__).resolve().parents[3]
@@ -139,9 +139,9 @@ DRIVER = textwrap.dedent("""
     import os, signal, sys, time, uuid
     from pathlib import Path
     from pydantic import BaseModel
-    from jobs.common.config import RunOptions
-    from jobs.common.job import JobRun
-    from jobs.common.shards import Shard, ShardResult, ShardTask
+    from jobs.common.cli.config import RunOptions
+    from jobs.common.runtime.job import JobRun
+    from jobs.common.runtime.shards import Shard, ShardResult, ShardTask
 
     class SlowTask(ShardTask):
         def __init__(self, calls):

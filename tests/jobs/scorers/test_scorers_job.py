@@ -19,9 +19,9 @@ from audit.scorers.sensitivity import (
 from audit.stats.bootstrap import BootstrapConfig
 from connectors.scorers import read_gold_references
 from jobs.cli import main
-from jobs.common.benchmarks import BenchmarkConfig
-from jobs.common.config import RunOptions
-from jobs.common.summaries import records
+from jobs.common.cli.config import RunOptions
+from jobs.common.inputs.benchmarks import BenchmarkConfig
+from jobs.common.runtime.summaries import records
 from jobs.scorers.config import AnswersConfig, ScorersConfig
 from jobs.scorers.run import run
 
