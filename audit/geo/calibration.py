@@ -24,9 +24,20 @@ resolver found inside the region (assumption: within a region the resolver's err
 the countries' relative shares). A region with no true caption in the sample is *uncalibrated*: its
 row of M is taken as perfect (identity) and said so.
 
-Assumptions the numbers rest on: the sample's captions of each true class are like the corpus's
-captions of that class (transportability of M; the sample may over-represent a class, as M is
-conditional on the true class), and the corpus is resolved with the same lexicon and evidence floor.
+A sample drawn with unequal probabilities (e.g. captions with proper nouns over-represented, as a
+labeller does to find places at all) carries each caption's weight, the inverse of its inclusion
+probability: M is estimated from weighted counts (Horvitz–Thompson), so each row describes the
+class's captions as they occur in the population the sample was drawn from.
+
+A class is *identified* when the resolver puts more of that class's captions in it than of any
+other class's (``M[i, i] > M[j, i]`` for all j ≠ i: the k-class form of Rogan–Gladen's condition
+sensitivity + specificity > 1). When a calibrated class is not identified the system cannot tell
+its captions from the others' and ``correct`` says so instead of returning shares.
+
+Assumptions the numbers rest on: the sample's captions of each true class, weighted, are like the
+corpus's captions of that class (transportability of M; the sample may over-represent a class, as
+M is conditional on the true class), and the corpus is resolved with the same lexicon and evidence
+floor.
 Ray-free and I/O-free: the job passes the sample's labels and resolved countries, and the counts.
 """
 from __future__ import annotations
@@ -56,23 +67,42 @@ class Corrected:
     uncalibrated: list[str]  # classes with no true caption in the sample (M row taken as identity)
 
 
+class NotIdentified(ValueError):
+    """The sample's misclassification matrix cannot separate a class from the others."""
+
+
 def region_class(country: str | None, region_of: Mapping[str, str]) -> str:
     return NONE if not country else region_of.get(country) or UNKNOWN
 
 
-def confusion(true: Sequence[str], resolved: Sequence[str], classes: Sequence[str]) -> np.ndarray:
-    """Counts ``C[i, j]``: sample captions of true class i resolved to class j."""
+def confusion(true: Sequence[str], resolved: Sequence[str], classes: Sequence[str],
+              weights: Sequence[float] | None = None) -> np.ndarray:
+    """(Weighted) counts ``C[i, j]``: sample captions of true class i resolved to class j."""
     index = {c: i for i, c in enumerate(classes)}
-    out = np.zeros((len(classes), len(classes)), dtype=np.int64)
-    np.add.at(out, ([index[t] for t in true], [index[r] for r in resolved]), 1)
+    out = np.zeros((len(classes), len(classes)))
+    np.add.at(out, ([index[t] for t in true], [index[r] for r in resolved]), 1.0 if weights is None else weights)
     return out
+
+
+def check_identified(m: np.ndarray, classes: Sequence[str], calibrated: np.ndarray) -> None:
+    """Raise ``NotIdentified`` naming the first calibrated class the resolver does not separate."""
+    for i, cls in enumerate(classes):
+        if not calibrated[i]:
+            continue
+        into = m[:, i].copy()  # P(resolved i | true j) for every j
+        into[i] = -1.0
+        j = int(np.argmax(into))
+        if m[i, i] <= into[j]:
+            raise NotIdentified(f"the resolver places {m[i, i]:.1%} of the sample's '{cls}' captions in '{cls}', no more "
+                                f"than {m[j, i]:.1%} of its '{classes[j]}' captions: the correction cannot separate "
+                                f"'{cls}' (more labelled '{cls}' captions, or a resolver with better recall there)")
 
 
 def misclassification_matrix(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(row-normalised M, mask of rows with no sample caption, which are set to the identity)."""
     totals = counts.sum(axis=1)
     empty = totals == 0
-    m = np.where(empty[:, None], np.eye(len(counts)), counts / np.maximum(totals, 1)[:, None])
+    m = np.where(empty[:, None], np.eye(len(counts)), counts / np.where(empty, 1.0, totals)[:, None])
     return m, empty
 
 
@@ -87,18 +117,21 @@ def solve_shares(m: np.ndarray, observed: np.ndarray) -> np.ndarray:
 
 def correct(sample_true: Sequence[str | None], sample_resolved: Sequence[str | None], corpus_countries: Mapping[str, int],
             unresolved: int, region_of: Mapping[str, str], replicates: int = 0, level: float = 0.95,
-            seed: int = 0) -> Corrected:
+            seed: int = 0, sample_weights: Sequence[float] | None = None) -> Corrected:
     """Corrected region and country shares of one corpus.
 
-    ``sample_true`` / ``sample_resolved``: alpha2 or None per calibration caption; ``corpus_countries``:
-    resolved records per country; ``unresolved``: usable records the resolver placed nowhere.
+    ``sample_true`` / ``sample_resolved``: alpha2 or None per calibration caption; ``sample_weights``:
+    inverse inclusion probabilities (None: all 1); ``corpus_countries``: resolved records per country;
+    ``unresolved``: usable records the resolver placed nowhere. Raises ``NotIdentified``.
     """
     t = [region_class(c, region_of) for c in sample_true]
     r = [region_class(c, region_of) for c in sample_resolved]
     corpus_classes = [region_class(c, region_of) for c in corpus_countries]
     classes = sorted((set(t) | set(r) | set(corpus_classes)) - {NONE}) + [NONE]
-    counts = confusion(t, r, classes)
+    w = np.ones(len(t)) if sample_weights is None else np.asarray(sample_weights, dtype=np.float64)
+    counts = confusion(t, r, classes, w)
     m, empty = misclassification_matrix(counts)
+    check_identified(m, classes, ~empty)
 
     codes = list(corpus_countries)
     country_counts = np.array([corpus_countries[c] for c in codes] + [unresolved], dtype=np.float64)
@@ -118,7 +151,7 @@ def correct(sample_true: Sequence[str | None], sample_resolved: Sequence[str | N
         for b in range(replicates):
             pick = rng.integers(0, len(t_idx), len(t_idx))
             cb = np.zeros_like(counts)
-            np.add.at(cb, (t_idx[pick], r_idx[pick]), 1)
+            np.add.at(cb, (t_idx[pick], r_idx[pick]), w[pick])
             mb, _ = misclassification_matrix(cb)
             pb = solve_shares(mb, _class_shares(draws[b], col_class, len(classes)))
             boot_true[b] = pb
@@ -146,22 +179,21 @@ def _country_shares(true: np.ndarray, counts: np.ndarray, col_class: np.ndarray)
 
 
 def recall_precision(sample_true: Sequence[str | None], sample_resolved: Sequence[str | None],
-                     region_of: Mapping[str, str]) -> list[dict]:
+                     region_of: Mapping[str, str], sample_weights: Sequence[float] | None = None) -> list[dict]:
     """The resolver on the sample, per region of the true (recall) or resolved (precision) country:
     recall = captions placed in the right country / captions whose true country is in the region;
     precision = captions placed in the right country / captions resolved to a country in the region.
     The ``none`` row: captions with no country that the resolver left unresolved (its recall), and
-    unresolved captions that indeed name none (its precision)."""
-    t = [region_class(c, region_of) for c in sample_true]
-    r = [region_class(c, region_of) for c in sample_resolved]
-    right = [a == b for a, b in zip(sample_true, sample_resolved)]
+    unresolved captions that indeed name none (its precision). Counts are captions; the rates are
+    weighted by ``sample_weights`` (None: all 1), so they describe the population sampled."""
+    t = np.array([region_class(c, region_of) for c in sample_true], dtype=object)
+    r = np.array([region_class(c, region_of) for c in sample_resolved], dtype=object)
+    w = np.ones(len(t)) if sample_weights is None else np.asarray(sample_weights, dtype=np.float64)
+    right = np.array([a == b for a, b in zip(sample_true, sample_resolved)], dtype=bool)
     rows = []
     for cls in sorted((set(t) | set(r)) - {NONE}) + [NONE]:
-        n_true = sum(1 for x in t if x == cls)
-        n_resolved = sum(1 for x in r if x == cls)
-        hit_true = sum(1 for x, ok in zip(t, right) if x == cls and ok)
-        hit_resolved = sum(1 for x, ok in zip(r, right) if x == cls and ok)
-        rows.append({"region": cls, "true_captions": n_true, "resolved_captions": n_resolved,
-                     "recall": hit_true / n_true if n_true else None,
-                     "precision": hit_resolved / n_resolved if n_resolved else None})
+        is_t, is_r = t == cls, r == cls
+        rows.append({"region": cls, "true_captions": int(is_t.sum()), "resolved_captions": int(is_r.sum()),
+                     "recall": float(w[is_t & right].sum() / w[is_t].sum()) if is_t.any() else None,
+                     "precision": float(w[is_r & right].sum() / w[is_r].sum()) if is_r.any() else None})
     return rows

@@ -2,7 +2,9 @@
 
 One schema, whatever the format (CSV with a header, JSON Lines, Parquet): ``caption`` (a non-empty
 string) and ``country`` (an ISO 3166-1 alpha-2 code, or empty / null / absent from a JSON record for
-a caption that names no country). Every row is checked on read; a bad one stops the run with a
+a caption that names no country), and optionally ``weight`` (a positive number: the inverse of the
+caption's inclusion probability when the sample over-represents some captions; 1 when absent); other
+columns are kept out. Every row is checked on read; a bad one stops the run with a
 message naming the file, the row (1-based, header not counted) and the field, because a calibration
 sample silently read short would change every corrected share.
 """
@@ -12,6 +14,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from audit.geo.sources import country_codes
 from connectors.io.read_report import InputError
 
 COLUMNS = ("caption", "country")
+WEIGHT = "weight"  # optional
 FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -36,6 +40,7 @@ class CalibrationSample:
     sha256: str
     captions: list[str]
     countries: list[str | None]
+    weights: list[float]
 
 
 def shipped_path() -> Path:
@@ -57,7 +62,7 @@ def read_calibration(path: str | Path) -> CalibrationSample:
     if not rows:
         raise CalibrationError(f"{path}: the calibration sample has no rows")
     known = country_codes()
-    captions, countries = [], []
+    captions, countries, weights = [], [], []
     for i, row in enumerate(rows, start=1):
         caption = row.get("caption")
         if not isinstance(caption, str) or not caption.strip():
@@ -72,7 +77,20 @@ def read_calibration(path: str | Path) -> CalibrationSample:
                                    "code (leave it empty for a caption that names no country)")
         captions.append(caption)
         countries.append(country)
-    return CalibrationSample(str(path), hashlib.sha256(raw).hexdigest(), captions, countries)
+        weights.append(_weight(path, i, row.get(WEIGHT)))
+    return CalibrationSample(str(path), hashlib.sha256(raw).hexdigest(), captions, countries, weights)
+
+
+def _weight(path: Path, row: int, value: object) -> float:
+    if value is None or value == "":
+        return 1.0
+    try:
+        weight = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        weight = math.nan
+    if isinstance(value, bool) or not math.isfinite(weight) or weight <= 0:
+        raise CalibrationError(f"{path}: row {row}, field 'weight': expected a positive number, got {value!r}")
+    return weight
 
 
 def _rows(path: Path, raw: bytes, fmt: str) -> list[dict]:
@@ -82,7 +100,7 @@ def _rows(path: Path, raw: bytes, fmt: str) -> list[dict]:
         except Exception as e:  # pyarrow raises several types for a file that is not Parquet
             raise CalibrationError(f"{path}: not a readable Parquet file: {e}") from e
         _require(path, table.column_names)
-        return table.select(list(COLUMNS)).to_pylist()
+        return table.select([c for c in (*COLUMNS, WEIGHT) if c in table.column_names]).to_pylist()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from audit.geo.aggregate import RESOLVED, summarize_all, table_row
 from audit.geo.association import AssociationConfig, associate
-from audit.geo.calibration import ESTIMATOR, correct, recall_precision
+from audit.geo.calibration import ESTIMATOR, NotIdentified, correct, recall_precision
 from audit.geo.choices import TIERS
 from audit.geo.lexicon import Lexicon
 from audit.geo.resolve import CountryResolver
@@ -214,7 +214,8 @@ def _calibration(cfg: GeoConfig, lexicon: Lexicon, sample: CalibrationSample, me
            "agreement": sum(a == b for a, b in zip(sample.countries, resolved)) / len(resolved),
            "estimator": ESTIMATOR, "classes": "UN geoscheme region of the country (mledoze/countries), plus none",
            "replicates": cfg.bootstrap, "level": cfg.level, "seed": cfg.seed,
-           "by_region": recall_precision(sample.countries, resolved, region_of), "corpora": {}}
+           "weighted": any(w != 1 for w in sample.weights),
+           "by_region": recall_precision(sample.countries, resolved, region_of, sample.weights), "corpora": {}}
     for name, partial in merged.items():
         counts: dict[str, int] = {}
         unresolved = 0
@@ -228,7 +229,12 @@ def _calibration(cfg: GeoConfig, lexicon: Lexicon, sample: CalibrationSample, me
         if not counts and not unresolved:
             out["corpora"][name] = {"error": "no usable records"}
             continue
-        est = correct(sample.countries, resolved, counts, unresolved, region_of, cfg.bootstrap, cfg.level, cfg.seed)
+        try:
+            est = correct(sample.countries, resolved, counts, unresolved, region_of, cfg.bootstrap, cfg.level, cfg.seed,
+                          sample.weights)
+        except NotIdentified as e:
+            out["corpora"][name] = {"error": f"not corrected: {e}"}
+            continue
         ci = est.true_ci.tolist() if est.true_ci is not None else [None] * len(est.classes)
         regions = [{"region": c, "observed_share": float(q), "corrected_share": float(p), "ci": ci[i],
                     "calibrated": c not in est.uncalibrated}

@@ -4,7 +4,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.geo.calibration import NONE, confusion, correct, misclassification_matrix, recall_precision, solve_shares
+from audit.geo.calibration import (
+    NONE,
+    NotIdentified,
+    confusion,
+    correct,
+    misclassification_matrix,
+    recall_precision,
+    solve_shares,
+)
 
 REGION = {"FR": "Europe", "DE": "Europe", "JP": "Asia", "BR": "Americas"}
 
@@ -20,6 +28,25 @@ def test_two_classes_is_rogan_gladen():
     # every placed caption is French: its share of captions that name a country stays 1
     assert out.countries == pytest.approx({"FR": 1.0})
     assert out.true_ci is None and out.uncalibrated == []
+
+
+def test_weighted_sample_counts_each_caption_by_its_inverse_inclusion_probability():
+    """True French: 2 found (weight 1), 1 missed (weight 2) → sensitivity 2/4 = .5; true none: 1 false
+    positive (weight 1), 1 left (weight 9) → specificity .9; observed 30 % → p = (.3 − .1) / (.5 + .9 − 1) = .5."""
+    true, resolved = ["FR", "FR", "FR", None, None], ["FR", "FR", None, "FR", None]
+    out = correct(true, resolved, {"FR": 30}, 70, REGION, sample_weights=[1, 1, 2, 1, 9])
+    assert out.true == pytest.approx([0.5, 0.5], abs=1e-6)
+    rows = {r["region"]: r for r in recall_precision(true, resolved, REGION, [1, 1, 2, 1, 9])}
+    assert rows["Europe"]["recall"] == pytest.approx(0.5) and rows["Europe"]["precision"] == pytest.approx(2 / 3)
+    assert rows["Europe"]["true_captions"] == 3  # counts stay captions
+
+
+def test_a_class_the_resolver_does_not_separate_is_refused():
+    """Recall 0 in Europe but 10 % of no-country captions placed there: sensitivity + specificity < 1."""
+    true = ["FR"] * 2 + [None] * 10
+    resolved = [None] * 2 + ["FR"] + [None] * 9
+    with pytest.raises(NotIdentified, match="0.0% of the sample's 'Europe' captions in 'Europe', no more than 10.0% of its 'none'"):
+        correct(true, resolved, {"FR": 5}, 95, REGION)
 
 
 def test_below_the_false_positive_rate_is_clamped_to_zero():
