@@ -115,7 +115,7 @@ def _calibration_overview(cal: dict) -> str:
 
 def _corrected_regions(cal: dict, level: float) -> str:
     if "error" in cal:
-        return note(f"No corrected shares: {cal['error']}.")
+        return "<h3>Shares corrected for the resolver's errors</h3>" + note(f"No corrected shares: {cal['error']}.", warn=True)
     rows = [[esc(r["region"]) + ("" if r["calibrated"] else " (uncalibrated)"), pct(r["observed_share"], 2),
              pct(r["corrected_share"], 2), interval(*(r["ci"] or (None, None)), value_fmt=lambda v: pct(v, 2))]
             for r in cal["regions"]]

@@ -11,14 +11,14 @@ from dataclasses import replace
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from audit.geo.aggregate import RESOLVED, summarize_all, table_row
+from audit.geo.aggregate import summarize_all, table_row
 from audit.geo.association import AssociationConfig, associate
 from audit.geo.calibration import ESTIMATOR, NotIdentified, correct, recall_precision
 from audit.geo.choices import TIERS
 from audit.geo.lexicon import Lexicon
 from audit.geo.resolve import CountryResolver
 from audit.geo.sources import country_codes, country_facts
-from audit.geo.stage import ALL, RECORD_SCHEMA, GeoPartial, GeoStage
+from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
 from connectors.captions.corpus import CorpusSpec, Plan, check_some_rows, plan_corpus
 from connectors.captions.read import read_shard
 from connectors.geo.calibration import CalibrationSample, read_calibration
@@ -129,7 +129,7 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
             failed = scan.failed + [{"input": n, "file": f, "error": e} for n, p in plans.items() for f, e in p.unreadable]
             summary = _summary(cfg, job.run_id, lexicon, indicators, merged, failed)
             summary["evidence"] = _evidence(merged)
-            summary["calibration"] = _calibration(cfg, lexicon, sample, merged) if sample else None
+            summary["calibration"] = _calibration(cfg, lexicon, sample, summary["corpora"]) if sample else None
             summary["shares"] = _shares_note(sample)
         from jobs.geo.report import render_geo_report  # presentation only: kept out of the workers
 
@@ -203,7 +203,7 @@ def _shares_note(sample: CalibrationSample | None) -> dict:
                     f"{len(sample.captions):,} labelled captions ({sample.path})."}
 
 
-def _calibration(cfg: GeoConfig, lexicon: Lexicon, sample: CalibrationSample, merged: dict[str, GeoPartial]) -> dict:
+def _calibration(cfg: GeoConfig, lexicon: Lexicon, sample: CalibrationSample, corpora: dict[str, dict]) -> dict:
     """Resolve the labelled sample as the corpora were (same lexicon, evidence floor, mojibake repair),
     measure the resolver on it, and correct every corpus's shares (``audit.geo.calibration``)."""
     resolver = CountryResolver(lexicon.entries, min_evidence=cfg.min_evidence, repair_mojibake=cfg.repair_mojibake)
@@ -216,24 +216,16 @@ def _calibration(cfg: GeoConfig, lexicon: Lexicon, sample: CalibrationSample, me
            "replicates": cfg.bootstrap, "level": cfg.level, "seed": cfg.seed,
            "weighted": any(w != 1 for w in sample.weights),
            "by_region": recall_precision(sample.countries, resolved, region_of, sample.weights), "corpora": {}}
-    for name, partial in merged.items():
-        counts: dict[str, int] = {}
-        unresolved = 0
-        for (group, outcome, country, _), n in partial.cube.items():
-            if group != ALL:
-                continue
-            if outcome in RESOLVED:
-                counts[country] = counts.get(country, 0) + n
-            else:
-                unresolved += n
-        if not counts and not unresolved:
+    for name, block in corpora.items():
+        counts, unresolved = block["country_counts"], block["usable_records"] - block["resolved_records"]
+        if not block["usable_records"]:
             out["corpora"][name] = {"error": "no usable records"}
             continue
         try:
             est = correct(sample.countries, resolved, counts, unresolved, region_of, cfg.bootstrap, cfg.level, cfg.seed,
                           sample.weights)
         except NotIdentified as e:
-            out["corpora"][name] = {"error": f"not corrected: {e}"}
+            out["corpora"][name] = {"error": str(e)}
             continue
         ci = est.true_ci.tolist() if est.true_ci is not None else [None] * len(est.classes)
         regions = [{"region": c, "observed_share": float(q), "corrected_share": float(p), "ci": ci[i],

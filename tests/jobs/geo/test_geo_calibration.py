@@ -66,3 +66,18 @@ def test_a_bad_sample_stops_the_run_before_the_scan_naming_file_row_and_field(tm
     with pytest.raises(ValueError, match=r"cal\.csv: row 2, field 'country': 'ZZ'"):
         run(GeoConfig(calibration=str(bad), limit=10), RunOptions(out=str(tmp_path / "runs"), executor="local"))
     assert not (tmp_path / "runs" / "geo").exists() or not any((tmp_path / "runs" / "geo").iterdir())
+
+
+def test_a_region_the_resolver_cannot_separate_gets_no_corrected_shares_and_says_why(tmp_path):
+    src = tmp_path / "c.csv"
+    pd.DataFrame({"caption": ["Paris, France", "a dog on a sofa", "Danish style sideboard"] * 4}).to_csv(src, index=False)
+    sample = tmp_path / "cal.csv"
+    # Europe: its one labelled caption is missed, while a caption with no country is placed in Denmark
+    sample.write_text("caption,country\na quiet cafe by the river Seine,FR\nDanish style sideboard,\na dog,\n")
+    cfg = GeoConfig(corpus=[CorpusConfig(name="c", paths=[str(src)], format="csv", text="caption")], bootstrap=20,
+                    calibration=str(sample))
+    summary, _, report = _load(run(cfg, RunOptions(out=str(tmp_path / "runs"), executor="local")))
+    error = summary["calibration"]["corpora"]["c"]["error"]
+    assert error.startswith("the resolver places 0.0% of the sample's 'Europe' captions in 'Europe', no more than 50.0% "
+                            "of its 'none' captions")
+    assert "No corrected shares: the resolver places 0.0% of the sample&#x27;s &#x27;Europe&#x27; captions" in report
