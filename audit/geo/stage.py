@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from audit.geo.choices import TIERS
 from audit.geo.resolve import MATCH_STRUCT, OUTCOMES, CountryResolver, Resolution
 from audit.geo.tld import cctld_table, tld_index
 
@@ -47,6 +48,9 @@ class GeoPartial:
     # manifest reports: "mojibake_repaired" records, "below_min_evidence" records made unresolved
     tiers: Counter = field(default_factory=Counter)
     counters: Counter = field(default_factory=Counter)
+    # (country, evidence tier) → records counted in the country's share (after --min-evidence): how
+    # each share was found; filled only by a stage made with ``count_country_tiers``
+    country_tiers: Counter = field(default_factory=Counter)
 
     def merge(self, other: GeoPartial) -> GeoPartial:
         self.cube.update(other.cube)
@@ -54,6 +58,7 @@ class GeoPartial:
         self.match_types.update(other.match_types)
         self.tiers.update(other.tiers)
         self.counters.update(other.counters)
+        self.country_tiers.update(other.country_tiers)
         self.rows_in += other.rows_in
         return self
 
@@ -65,7 +70,7 @@ class GeoPartial:
             "match_types": dict(sorted(self.match_types.items())),
             "tiers": dict(sorted(self.tiers.items())),
             "counters": dict(sorted(self.counters.items())),
-        }
+        } | ({"country_tiers": [[*k, v] for k, v in sorted(self.country_tiers.items())]} if self.country_tiers else {})
 
     @classmethod
     def from_json(cls, data: dict) -> GeoPartial:
@@ -76,6 +81,7 @@ class GeoPartial:
             rows_in=data["rows_in"],
             tiers=Counter(data.get("tiers", {})),  # partials written before tiers existed have none
             counters=Counter(data.get("counters", {})),
+            country_tiers=Counter({tuple(row[:-1]): row[-1] for row in data.get("country_tiers", [])}),
         )
 
 
@@ -84,13 +90,16 @@ class GeoStage:
 
     ``min_evidence`` (one of ``audit.geo.evidence.TIERS``) turns records resolved on weaker evidence
     into ``unresolved``: the high-precision operating point. ``repair_mojibake`` repairs cp1252 /
-    Latin-1 round trips before matching (counted in ``GeoPartial.counters``).
+    Latin-1 round trips before matching (counted in ``GeoPartial.counters``). ``count_country_tiers``
+    also counts each country's records by evidence tier (``GeoPartial.country_tiers``), for the
+    report's "how each share was found".
     """
 
     def __init__(self, lexicon_entries: pa.Table, with_records: bool = False, min_evidence: str | None = None,
-                 repair_mojibake: bool = True):
+                 repair_mojibake: bool = True, count_country_tiers: bool = False):
         self.resolver = CountryResolver(lexicon_entries, min_evidence=min_evidence, repair_mojibake=repair_mojibake)
         self.with_records = with_records
+        self.count_country_tiers = count_country_tiers
 
     def warm_up(self) -> None:
         """Run every step once on a few made-up records, so a worker pays its one-time costs at set-up
@@ -135,6 +144,8 @@ class GeoStage:
             if n:
                 partial.counters[name] += n
         self._count(partial, res, tld, group)
+        if self.count_country_tiers:
+            self._count_country_tiers(partial, res)
         if not self.with_records:
             return pa.table({})
         tld_country = pc.take(cctld_table()[1], pa.array(tld, mask=tld < 0))
@@ -168,6 +179,18 @@ class GeoStage:
             encoded = pc.dictionary_encode(pc.fill_null(group, ""))
             names = [g or "(missing)" for g in encoded.dictionary.to_pylist()]
             add(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * cells + key, names.__getitem__)
+
+
+    def _count_country_tiers(self, partial: GeoPartial, res: Resolution) -> None:
+        """(country, tier) of every record placed in a country, counted by ``np.unique`` over one integer key."""
+        assert res.tier is not None, "CountryResolver.resolve always sets the tier"
+        tier = pc.fill_null(res.tier.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        placed = (res.country_index >= 0) & (tier >= 0)
+        keys = res.country_index[placed].astype(np.int64) * len(TIERS) + tier[placed]
+        values, counts = np.unique(keys, return_counts=True)
+        for v, n in zip(values.tolist(), counts.tolist()):
+            c, t = divmod(v, len(TIERS))
+            partial.country_tiers[(self.resolver.countries[c], TIERS[t])] += n
 
 
 def _value_counts(arr: pa.Array) -> list[tuple[str | None, int]]:

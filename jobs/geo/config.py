@@ -63,6 +63,10 @@ class GeoConfig(IntervalOptions):
         None, description="CSV of action,alias,country_alpha2,match_type edits (add/remove entries)")
     indicators: Annotated[str | None, Flag(ANALYSIS, metavar="CSV", default_text="the shipped World Bank table")] = Field(
         None, description="indicator CSV (alpha3,indicator,year,value)")
+    calibration: Annotated[str | None, Flag(ANALYSIS, metavar="FILE", default_text="none: shares of resolved captions")] = Field(
+        None, description="captions a person placed (CSV, JSON Lines or Parquet: caption, country as ISO alpha-2 or empty "
+                          "for none; e.g. connectors/samples/geo_calibration.csv): report the resolver's recall and "
+                          "precision by region on them and shares corrected for its errors, with intervals")
     write_records: Annotated[bool, Flag(ANALYSIS)] = Field(
         False, description="write per-record assignments (data/records/corpus=<name>/*.parquet)")
     records_text: Annotated[bool, Flag(ANALYSIS, requires="write_records")] = Field(

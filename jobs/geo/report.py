@@ -34,7 +34,16 @@ DEFINITIONS = [
     ("R², slope", "ordinary least squares of log10 d on log10 g: share of variance explained, and the elasticity "
                   "(slope 1: visibility proportional to GDP share)."),
     ("weighted R²", "the same fit weighted by each country's resolved records (statsmodels WLS)."),
+    ("evidence tier", "how a country's records were found, strongest first: two names that agree (corroborated); a country, "
+                      "region, state code or address; a small town after 'in/at/near'; a large city; a bare small town; "
+                      "a demonym only. Each country row gives its records per tier."),
+    ("corrected share", "with --calibration: the country's estimated share of the captions that name a country, corrected "
+                        "for what the resolver misses and misplaces (matrix misclassification correction by region, "
+                        "docs/geo.md), with its bootstrap interval over the calibration sample and the corpus counts."),
 ]
+TIER_HEADERS = {"corroborated": "corroborated", "country_region_address": "country, region or address",
+                "town_after_locative": "town after 'in/at'", "large_city": "large city", "bare_town": "bare town",
+                "demonym": "demonym"}
 SMALL_FIT = 30  # countries: below this a correlation's bootstrap interval spans much of [-1, 1]
 
 
@@ -89,7 +98,56 @@ def _tld(tld: dict) -> str:
     return "".join(parts)
 
 
-def _corpus_section(name: str, b: dict) -> str:
+def _calibration_overview(cal: dict) -> str:
+    """The resolver measured on the labelled sample: one row per region (of the true or resolved country)."""
+    rows = [[esc(r["region"]), r["true_captions"], r["resolved_captions"], pct(r["recall"]), pct(r["precision"])]
+            for r in cal["by_region"]]
+    return (f"<h2>Calibration: the resolver on {cal['captions']:,} labelled captions</h2>"
+            f"<p>Sample <code>{esc(cal['path'])}</code> (sha256 {esc(cal['sha256'][:12])}…): {cal['with_country']:,} captions "
+            f"name a country; the resolver agrees with the label on {pct(cal['agreement'])} of all captions. "
+            "Recall: captions of the region placed in the right country; precision: captions placed in the region whose "
+            "country is right; the <em>none</em> row is the captions that name no country.</p>"
+            + table(["region", "sample captions (true)", "placed there by the resolver", "recall", "precision"], rows,
+                    what="regions")
+            + note(f"Estimator: {cal['estimator']}. Assumes the sample's captions of each region are like the corpus's "
+                   "(docs/geo.md, 'Shares corrected for the resolver's errors')."))
+
+
+def _corrected_regions(cal: dict, level: float) -> str:
+    if "error" in cal:
+        return "<h3>Shares corrected for the resolver's errors</h3>" + note(f"No corrected shares: {cal['error']}.", warn=True)
+    rows = [[esc(r["region"]) + ("" if r["calibrated"] else " (uncalibrated)"), pct(r["observed_share"], 2),
+             pct(r["corrected_share"], 2), interval(*(r["ci"] or (None, None)), value_fmt=lambda v: pct(v, 2))]
+            for r in cal["regions"]]
+    parts = ["<h3>Shares corrected for the resolver's errors</h3>",
+             "<p>Share of all usable captions by the region of the country they name (<em>none</em>: no country), as "
+             "resolved and as corrected with the calibration sample. The corrected shares of the countries are in the "
+             "country table's <em>corrected share</em> column (of captions that name a country).</p>",
+             table(["region", "resolved share", "corrected share", f"{level:.0%} interval"], rows, what="regions")]
+    if cal["uncalibrated"]:
+        parts.append(note("No caption of " + ", ".join(cal["uncalibrated"]) + " is in the calibration "
+                          "sample: those regions are taken as resolved without error, not corrected.", warn=True))
+    return "".join(parts)
+
+
+def _country_rows(b: dict, tiers: dict, corrected: dict | None) -> tuple[list[str], list[list]]:
+    """The top countries: records, share, records per evidence tier, and the corrected share when calibrated."""
+    headers = ["rank", "country", "records", "share"] + [TIER_HEADERS.get(t, t) for t in tiers["tiers"]]
+    if corrected:
+        headers += ["corrected share", "interval"]
+    rows = []
+    for i, t in enumerate(b["top"]):
+        by_tier = tiers["by_country"].get(t["alpha2"], {})
+        row = [i + 1, f"{esc(t['name'])} ({esc(t['alpha2'])})", t["records"], pct(t["share"], 2)]
+        row += [by_tier.get(tier, 0) for tier in tiers["tiers"]]
+        if corrected:
+            c = corrected.get(t["alpha2"], {})
+            row += [pct(c.get("share"), 2), interval(*(c.get("ci") or (None, None)), value_fmt=lambda v: pct(v, 1))]
+        rows.append(row)
+    return headers, rows
+
+
+def _corpus_section(name: str, b: dict, summary: dict | None = None) -> str:
     top = b["top"]
     parts = [f"<section><h2>{esc(name)}</h2>", table(
         ["rows read", "usable", "resolved", "coverage", "countries", "countries ≥ 2 records", "top-3 concentration"],
@@ -107,9 +165,14 @@ def _corpus_section(name: str, b: dict) -> str:
                  + bar_chart([f"{t['name']} ({t['alpha2']})" for t in top], [t["share"] for t in top],
                              f"Top {len(top)} countries, share of resolved records", width=520)
                  + bar_chart(list(regions), list(regions.values()), "Region shares", width=420) + "</div>")
-    parts.append(table(["rank", "country", "records", "share"],
-                       [[i + 1, f"{esc(t['name'])} ({esc(t['alpha2'])})", t["records"], pct(t["share"], 2)]
-                        for i, t in enumerate(top)], what="countries"))
+    summary = summary or {}
+    evidence = summary.get("evidence") or {"tiers": [], "corpora": {}}
+    cal = (summary.get("calibration") or {}).get("corpora", {}).get(name)
+    tiers = {"tiers": evidence["tiers"], "by_country": evidence["corpora"].get(name, {})}
+    headers, rows = _country_rows(b, tiers, cal.get("countries") if cal else None)
+    parts.append("<h3>Countries, and how each share was found</h3>" + table(headers, rows, what="countries"))
+    if cal:
+        parts.append(_corrected_regions(cal, summary["calibration"]["level"]))
     tail = b["tail"]
     parts.append(f"<p>Tail beyond the top {len(top)} (countries with ≥ 2 records): {tail['countries']:,} countries, "
                  f"{tail['records']:,} records, {pct(tail['share'], 2)} of resolved records.</p>")
@@ -130,9 +193,15 @@ def render_geo_report(summary: dict, run: RunInfo | None = None) -> str:
              pct(r["top_share"]), pct(r["top3_concentration"]), r["n_countries"], r["n_fit"], fmt(r["pearson_r"]),
              fmt(r["spearman_rho"]), fmt(r["ols_r2"])] for r in summary["table"]]
     lex = summary["lexicon"]
-    body = [note(f"Lexicon {lex['profile']} (sha256 {lex['sha256'][:12]}…). {CAVEAT}"),
+    shares = summary.get("shares")
+    body = [note(f"Lexicon {lex['profile']} (sha256 {lex['sha256'][:12]}…). {CAVEAT}")]
+    if shares:
+        body.append(note(shares["note"], warn=not shares["corrected"]))
+    body += [
             table(["corpus", "usable records", "resolved", "coverage", "top country", "top share", "top-3", "countries",
                    "n (fit)", "r", "ρ", "R²"], rows),
             definitions(DEFINITIONS)]
-    body += [_corpus_section(name, block) for name, block in summary["corpora"].items()]
+    if summary.get("calibration"):
+        body.append(_calibration_overview(summary["calibration"]))
+    body += [_corpus_section(name, block, summary) for name, block in summary["corpora"].items()]
     return page("Geographic visibility of caption corpora", "".join(body), run)

@@ -13,11 +13,15 @@ import pyarrow.compute as pc
 
 from audit.geo.aggregate import summarize_all, table_row
 from audit.geo.association import AssociationConfig, associate
+from audit.geo.calibration import ESTIMATOR, NotIdentified, correct, recall_precision
+from audit.geo.choices import TIERS
 from audit.geo.lexicon import Lexicon
-from audit.geo.sources import country_codes
+from audit.geo.resolve import CountryResolver
+from audit.geo.sources import country_codes, country_facts
 from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
 from connectors.captions.corpus import CorpusSpec, Plan, check_some_rows, plan_corpus
 from connectors.captions.read import read_shard
+from connectors.geo.calibration import CalibrationSample, read_calibration
 from connectors.geo.indicators import read_indicators
 from connectors.geo.lexicon import load_lexicon
 from connectors.io.read_report import ReadReport
@@ -48,7 +52,8 @@ class GeoTask(ShardTask):
         self.min_evidence, self.repair_mojibake = cfg.min_evidence, cfg.repair_mojibake
 
     def setup(self) -> None:
-        self.stage = GeoStage(self.entries, self.with_records, self.min_evidence, self.repair_mojibake)
+        self.stage = GeoStage(self.entries, self.with_records, self.min_evidence, self.repair_mojibake,
+                              count_country_tiers=True)
         self.stage.warm_up()
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
@@ -106,6 +111,7 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
     with timer("plan"):
         lexicon = load_lexicon(cfg.lexicon_profile, cfg.lexicon, cfg.lexicon_edits)
         indicators, indicators_sha = read_indicators(cfg.indicators)
+        sample = read_calibration(cfg.calibration) if cfg.calibration else None  # a bad sample fails before the scan
         specs = cfg.specs()
         plans = {name: plan_corpus(spec, cfg.shard_rows, opts.on_error) for name, spec in specs.items()}
         check_some_rows(list(plans.values()))
@@ -113,7 +119,7 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
     # Input identity lives in the shard ids (file URL, content checksum, row groups), not in this hash:
     # a resumed run may see a repaired or added file, and reruns exactly the shards whose content changed.
     payload = {"config": cfg.model_dump(), "lexicon_sha256": lexicon.sha256, "indicators_sha256": indicators_sha,
-               "on_error": opts.on_error}
+               "calibration_sha256": sample.sha256 if sample else None, "on_error": opts.on_error}
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray="scan") as job:
         scan = job.scan(shards, GeoTask(specs, lexicon.entries, cfg, _sources(specs, plans)))
         with job.timer("aggregate"):
@@ -122,6 +128,9 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
                 merged[r["input"]].merge(GeoPartial.from_json(r["partial"]))
             failed = scan.failed + [{"input": n, "file": f, "error": e} for n, p in plans.items() for f, e in p.unreadable]
             summary = _summary(cfg, job.run_id, lexicon, indicators, merged, failed)
+            summary["evidence"] = _evidence(merged)
+            summary["calibration"] = _calibration(cfg, lexicon, sample, summary["corpora"]) if sample else None
+            summary["shares"] = _shares_note(sample)
         from jobs.geo.report import render_geo_report  # presentation only: kept out of the workers
 
         skipped = scan.skipped()
@@ -139,6 +148,8 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
             evidence={"min_evidence": cfg.min_evidence,
                       "tiers": {n: dict(p.tiers) for n, p in merged.items()},
                       "counters": {n: dict(p.counters) for n, p in merged.items()}},
+            calibration={"path": sample.path, "sha256": sample.sha256, "captions": len(sample.captions),
+                         "seed": cfg.seed} if sample else None,
         )
 
 
@@ -167,3 +178,60 @@ def _headline(corpora: dict[str, dict]) -> list[dict]:
                  headline(name, "pearson_r_log_gdp_share", gdp.get("pearson_r"), gdp.get("pearson_r_ci")),
                  headline(name, "spearman_rho_log_gdp_share", gdp.get("spearman_rho"), gdp.get("spearman_rho_ci"))]
     return rows
+
+
+def _evidence(merged: dict[str, GeoPartial]) -> dict:
+    """Per corpus and country, the records counted in its share by evidence tier: how each share was found."""
+    corpora = {}
+    for name, partial in merged.items():
+        by_country: dict[str, dict[str, int]] = {}
+        for (country, tier), n in sorted(partial.country_tiers.items()):
+            by_country.setdefault(country, {})[tier] = n
+        corpora[name] = by_country
+    return {"tiers": list(TIERS), "corpora": corpora}
+
+
+def _shares_note(sample: CalibrationSample | None) -> dict:
+    if sample is None:
+        return {"of": "resolved captions", "corrected": False,
+                "note": "Shares are of resolved captions: the captions the resolver placed in a country, not of all "
+                        "captions and not of the world. No calibration sample was given (--calibration FILE), so they "
+                        "are not corrected for the places the resolver misses or misplaces."}
+    return {"of": "resolved captions", "corrected": True,
+            "note": f"Shares are of resolved captions; corrected shares (summary 'calibration') estimate each country's "
+                    f"share of the captions that name a country, corrected for the resolver's errors measured on "
+                    f"{len(sample.captions):,} labelled captions ({sample.path})."}
+
+
+def _calibration(cfg: GeoConfig, lexicon: Lexicon, sample: CalibrationSample, corpora: dict[str, dict]) -> dict:
+    """Resolve the labelled sample as the corpora were (same lexicon, evidence floor, mojibake repair),
+    measure the resolver on it, and correct every corpus's shares (``audit.geo.calibration``)."""
+    resolver = CountryResolver(lexicon.entries, min_evidence=cfg.min_evidence, repair_mojibake=cfg.repair_mojibake)
+    resolved = resolver.resolve(pa.array(sample.captions, pa.string())).country.to_pylist()  # None: not placed
+    region_of = {code: facts["region"] for code, facts in country_facts().items()}
+    out = {"path": sample.path, "sha256": sample.sha256, "captions": len(sample.captions),
+           "with_country": sum(c is not None for c in sample.countries),
+           "agreement": sum(a == b for a, b in zip(sample.countries, resolved)) / len(resolved),
+           "estimator": ESTIMATOR, "classes": "UN geoscheme region of the country (mledoze/countries), plus none",
+           "replicates": cfg.bootstrap, "level": cfg.level, "seed": cfg.seed,
+           "weighted": any(w != 1 for w in sample.weights),
+           "by_region": recall_precision(sample.countries, resolved, region_of, sample.weights), "corpora": {}}
+    for name, block in corpora.items():
+        counts, unresolved = block["country_counts"], block["usable_records"] - block["resolved_records"]
+        if not block["usable_records"]:
+            out["corpora"][name] = {"error": "no usable records"}
+            continue
+        try:
+            est = correct(sample.countries, resolved, counts, unresolved, region_of, cfg.bootstrap, cfg.level, cfg.seed,
+                          sample.weights)
+        except NotIdentified as e:
+            out["corpora"][name] = {"error": str(e)}
+            continue
+        ci = est.true_ci.tolist() if est.true_ci is not None else [None] * len(est.classes)
+        regions = [{"region": c, "observed_share": float(q), "corrected_share": float(p), "ci": ci[i],
+                    "calibrated": c not in est.uncalibrated}
+                   for i, (c, q, p) in enumerate(zip(est.classes, est.observed, est.true))]
+        countries = {c: {"share": s, "ci": list(est.countries_ci[c]) if est.countries_ci else None}
+                     for c, s in sorted(est.countries.items(), key=lambda kv: -kv[1])}
+        out["corpora"][name] = {"regions": regions, "uncalibrated": est.uncalibrated, "countries": countries}
+    return out

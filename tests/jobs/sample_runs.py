@@ -42,7 +42,10 @@ def _geo(root: Path, out: str) -> str:
             fh.write(json.dumps({"caption": r, "url": "http://x.de/p", "lang": ["de", "en"][i % 2]}) + "\n")
     corpora = [CorpusConfig(name="csv_corpus", paths=[str(src / "a.csv")], format="csv", text="caption", url="url"),
                CorpusConfig(name="jsonl corpus", paths=[str(src / "b")], format="jsonl", text="caption", url="url")]
-    cfg = GeoConfig(corpus=corpora, group_column="lang", bootstrap=200, write_records=True, records_text=True)
+    from connectors.geo.calibration import shipped_path
+
+    cfg = GeoConfig(corpus=corpora, group_column="lang", bootstrap=200, write_records=True, records_text=True,
+                    calibration=str(shipped_path()))
     return run(cfg, RunOptions(out=out, executor="local", run_id="geo"))
 
 
