@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from connectors.geo.calibration import read_calibration, shipped_path
-from jobs.common.config import RunOptions
+from jobs.common.cli.config import RunOptions
 from jobs.geo.config import CorpusConfig, GeoConfig
 from jobs.geo.run import run
 
