@@ -40,7 +40,10 @@ def _start(cluster: RayCluster, name: str, args: list[str], timeout: float) -> s
     log_path = cluster.root / f"{name}.log"
     retries = 2
     while True:
-        worker, agent_grpc, runtime_env = free_ports(3)
+        taken = {int(a) for a in args if a.isdigit()}  # the ports the caller chose for this node
+        worker, agent_grpc, runtime_env = free_ports(3, taken)
+        while taken & set(range(worker, worker + 41)) or {agent_grpc, runtime_env} & set(range(worker, worker + 41)):
+            worker, agent_grpc, runtime_env = free_ports(3, taken)  # the workers' range must hold none of them
         with open(log_path, "wb") as log:
             # the agents' ports given rather than reported by them in files: a raylet waits 15 s for such a file and
             # dies when a busy machine's agent is slower ("Timed out waiting for file .../metrics_agent_port_<node>")

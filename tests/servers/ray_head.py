@@ -19,11 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-def free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
+def free_ports(n: int, avoid: set[int] | frozenset[int] = frozenset()) -> list[int]:
+    """``n`` distinct free ports, none in ``avoid`` (ports already chosen for the same node: a port released by an
+    earlier pick may be handed out again, and two of a node's components on one port stop it from starting)."""
+    socks: list[socket.socket] = []
     try:
-        for s in socks:
+        while len(socks) < n:
+            s = socket.socket()
             s.bind(("127.0.0.1", 0))
+            if s.getsockname()[1] in avoid:
+                s.close()
+                continue
+            socks.append(s)  # held bound while the others are picked: the kernel cannot hand it out twice
         return [s.getsockname()[1] for s in socks]
     finally:
         for s in socks:
