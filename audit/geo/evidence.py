@@ -17,6 +17,10 @@ tie at the top is ambiguous, and demonyms decide only a record that names no pla
 
 Named rules that read case and context (each tested in tests/audit/geo/test_evidence_rules.py):
 
+* ``NAMED_COUNTRY_BREAKS_TIE`` — when countries tie on place score and exactly one of them is named
+  as a country, it wins ("a farm stay near Eden Valley, South Australia" style: two namesake towns
+  abroad tie one country name). Why: a caption names a country on purpose, while the towns tying it
+  are often namesakes, words of a business name or parts of a longer name.
 * ``NAME_IN_PROSE`` — a country name that needs support because it is also a word or a given name
   ("china" the porcelain, "Jordan" the player) counts alone when written as a place is: capitalised,
   right after a locative ("made in China", "flights from Jordan"), and not followed by another
@@ -46,6 +50,14 @@ STREET_TYPES = frozenset({
 
 
 NAME_IN_PROSE = "name_in_prose"
+NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
+
+
+def named_country_breaks_tie(leaders: list[int], named: set[int]) -> list[int]:
+    """``NAMED_COUNTRY_BREAKS_TIE``: of countries tied on place score, the one the record names as a
+    country (when exactly one is) wins."""
+    named_leaders = [c for c in leaders if c in named]
+    return named_leaders if len(named_leaders) == 1 else leaders
 
 
 def name_in_prose(entries: list[tuple], country_type: int, region_type: int) -> list[tuple]:

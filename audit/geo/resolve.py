@@ -42,6 +42,7 @@ from audit.geo.evidence import (
     check_min_evidence,
     is_locative,
     name_in_prose,
+    named_country_breaks_tie,
     tier_of,
 )
 from audit.geo.lexicon import GAZETTEER_MATCH_TYPES, MATCH_WEIGHTS
@@ -331,6 +332,8 @@ class CountryResolver:
         kept = sorted({e[:3] for h in hits for e in h.entries})
         top = max(board.values())
         leaders = [c for c, v in board.items() if v == top]
+        if len(leaders) > 1 and place:
+            leaders = named_country_breaks_tie(leaders, {e[1] for h in hits for e in h.entries if e[2] == _COUNTRY})
         if len(leaders) > 1:
             return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1)
         winner = leaders[0]

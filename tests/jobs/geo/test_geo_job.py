@@ -100,7 +100,8 @@ def test_group_by_gives_each_group_the_whole_analysis(ray_local, tmp_path, real_
     captions = random.Random(3).sample(real_captions, 3000) + ["Trip to Japan"] * 50 + ["Paris, France"] * 30
     langs = ["en", "fr", "de"]
     src = make_corpus(tmp_path / "g", captions, files=3, group_values=langs)
-    out = run(GeoConfig(corpus=[corpus("g", src)], group_column="lang", lexicon_profile="paper", bootstrap=0), RunOptions(out=str(tmp_path / "runs")))
+    cfg = GeoConfig(corpus=[corpus("g", src)], group_column="lang", lexicon_profile="paper", bootstrap=0)
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs")))
     summary, _ = load(out)
     block = summary["corpora"]["g"]
     assert set(block["groups"]) == set(langs)
