@@ -6,7 +6,15 @@ holds these digests as the tree at 9a65087 (main, before that work) computed the
 
     PYTHONPATH=. .venv/bin/python -m tests.geo_digest --write
 
-and the tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
+Updated on purpose since (each time with the decisions that changed, counted by reason):
+
+* issue 32, the evidence rules ``NAME_IN_PROSE`` and ``NAMED_COUNTRY_BREAKS_TIE``
+  (``audit/geo/evidence.py``), ``gazetteer`` only: of the 40,847 shipped captions none changed;
+  of the 11,350 development sentences 7 changed, 6 by ``named_country_breaks_tie`` (ambiguous →
+  the named country) and 1 by ``name_in_prose`` (unresolved → JO). ``paper`` and ``extended``
+  decide as before.
+
+The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by
 part, so a failure names what changed (the partial counts, or one records column).
 

@@ -14,6 +14,20 @@ turns a record below the chosen tier into ``unresolved``:
 The gazetteer's decision: places outrank demonyms. A country's place score is 4 per country,
 region, code or address alias, 3 per large city, 2 per small place; the highest place score wins, a
 tie at the top is ambiguous, and demonyms decide only a record that names no place at all.
+
+Named rules that read case and context (each tested in tests/audit/geo/test_evidence_rules.py):
+
+* ``NAMED_COUNTRY_BREAKS_TIE`` — when countries tie on place score and exactly one of them is named
+  as a country, it wins ("a farm stay near Eden Valley, South Australia" style: two namesake towns
+  abroad tie one country name). Why: a caption names a country on purpose, while the towns tying it
+  are often namesakes, words of a business name or parts of a longer name.
+* ``NAME_IN_PROSE`` — a country name that needs support because it is also a word or a given name
+  ("china" the porcelain, "Jordan" the player) counts alone when written as a place is: capitalised,
+  right after a locative ("made in China", "flights from Jordan"), and not followed by another
+  capitalised word (which makes it part of a longer name: a person, a business, a product line).
+  A name that is also a first-level region ("Georgia") stays context-only: after "in" the region is
+  as likely as the country; so does a name the lexicon gives several countries. Why: people write
+  places after "in/at/from"; the word, the person and the brand are written otherwise.
 """
 from __future__ import annotations
 
@@ -33,6 +47,28 @@ STREET_TYPES = frozenset({
     "court", "ct", "place", "pl", "terrace", "ter", "parkway", "pkwy", "highway", "hwy", "circle", "cir", "trail",
     "trl", "pike", "crescent", "close", "square", "sq", "expressway", "expy", "freeway", "fwy", "turnpike", "tpke",
 })
+
+
+NAME_IN_PROSE = "name_in_prose"
+NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
+
+
+def named_country_breaks_tie(leaders: list[int], named: set[int]) -> list[int]:
+    """``NAMED_COUNTRY_BREAKS_TIE``: of countries tied on place score, the one the record names as a
+    country (when exactly one is) wins."""
+    named_leaders = [c for c in leaders if c in named]
+    return named_leaders if len(named_leaders) == 1 else leaders
+
+
+def name_in_prose(entries: list[tuple], country_type: int, region_type: int) -> list[tuple]:
+    """``NAME_IN_PROSE``, for a name written as a place: its context-only country entries made to count
+    alone, and its namesake towns dropped — unless the name is also a region or names several
+    countries, when nothing changes.
+    (An entry is ``(alias_norm, country, type, pair_only, context_only, ...)``.)"""
+    if any(e[2] == region_type for e in entries):
+        return entries
+    lifted = [(*e[:4], False, *e[5:]) for e in entries if e[2] == country_type and e[4]]
+    return lifted if len({e[1] for e in lifted}) == 1 else entries  # several countries' name: no help
 
 
 def check_min_evidence(tier: str | None) -> str | None:

@@ -41,6 +41,8 @@ from audit.geo.evidence import (
     TIERS,
     check_min_evidence,
     is_locative,
+    name_in_prose,
+    named_country_breaks_tie,
     tier_of,
 )
 from audit.geo.lexicon import GAZETTEER_MATCH_TYPES, MATCH_WEIGHTS
@@ -55,6 +57,7 @@ ALL_MATCH_TYPES = (*MATCH_TYPES, *GAZETTEER_MATCH_TYPES, "address")
 _T = {t: i for i, t in enumerate(ALL_MATCH_TYPES)}
 _PLACE_WEIGHT = tuple(PLACE_WEIGHTS.get(t, 0) for t in ALL_MATCH_TYPES)  # by type index (demonyms are counted apart)
 _DEMONYM, _TOWN, _CODE, _ADDRESS = _T["demonym"], _T["town"], _T["code"], _T["address"]
+_COUNTRY, _REGION = _T["country"], _T["region"]
 _PAIR_HEADS = frozenset({_T["city"], _T["town"], _T["region"]})  # "Town" of "Town, Region"
 _PAIR_TAILS = frozenset({_T["region"], _T["code"], _T["country"]})
 _SINGLE, _MAJORITY, _AMBIGUOUS = (OUTCOMES.index(o) for o in ("single_country", "weighted_majority", "ambiguous"))
@@ -133,6 +136,7 @@ class CountryResolver:
         self._blocked = compiled.blocked.tolist()  # a blocker: "french fries" says nothing about France
         self._check_case = compiled.case_checked.tolist()  # cased patterns passed their case rule already
         self._pair_only = compiled.pair_only.tolist()
+        self._context_country = compiled.context_country
         self._country_offsets, self._country_of_pattern = compiled.country_offsets, compiled.country
         self._country_dict = pa.array(self.countries, pa.string())
 
@@ -218,7 +222,7 @@ class CountryResolver:
         for rec, first, last, overlapping in groups:
             mine = _leftmost_longest(spans[first:last]) if overlapping else spans[first:last]
             kept, decision = decide(mine, lower_view, cased_view if aligned_rec[rec] else None, rec_start[rec],
-                                    addresses.get(rec, ()))
+                                    rec_start[rec + 1], addresses.get(rec, ()))
             if kept:
                 per_record[rec] = kept
                 matched_types += [m[2] for m in kept]
@@ -251,7 +255,7 @@ class CountryResolver:
         )
 
     # ---- the weighted rule (paper, extended) -----------------------------------------------------
-    def _weighted(self, spans, lower, cased, rec_start, _addresses):
+    def _weighted(self, spans, lower, cased, _rec_start, _rec_end, _addresses):
         """One record's matches (in text order) → distinct (alias, country, type) and the decision.
 
         Adjacent tokens share no byte: a pattern ends on the first space of a double-space separator
@@ -280,7 +284,7 @@ class CountryResolver:
         return kept, (_decide(kept) if kept else None)
 
     # ---- the evidence rule (gazetteer) ----------------------------------------------------------
-    def _evidence(self, spans, lower, cased, rec_start, addresses):
+    def _evidence(self, spans, lower, cased, rec_start, rec_end, addresses):
         blocked, check_case, table, pair_only = self._blocked, self._check_case, self._entries, self._pair_only
         hits: list[_Hit] = []
         for start, end, pid, street in spans:
@@ -289,6 +293,8 @@ class CountryResolver:
             entries = table[pid]
             if check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
+            if self._context_country[pid] and _written_as_name(lower, cased, rec_start, rec_end, start, end):
+                entries = name_in_prose(entries, _COUNTRY, _REGION)
             if entries:
                 hits.append(_Hit(entries[0][0], start, end, entries, pid))
         if not addresses:
@@ -326,6 +332,8 @@ class CountryResolver:
         kept = sorted({e[:3] for h in hits for e in h.entries})
         top = max(board.values())
         leaders = [c for c, v in board.items() if v == top]
+        if len(leaders) > 1 and place:
+            leaders = named_country_breaks_tie(leaders, {e[1] for h in hits for e in h.entries if e[2] == _COUNTRY})
         if len(leaders) > 1:
             return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1)
         winner = leaders[0]
@@ -354,7 +362,8 @@ class CountryResolver:
         adjacent[1:] |= touching
         adjacent[:-1] |= touching
         lends = anchor | adjacent
-        keep = lends | (np.bincount(recs, weights=overlap, minlength=n) > 0)[recs]
+        keep_named = self._context_country[hits[:, 0]]  # may be written as a name (``_written_as_name``)
+        keep = lends | keep_named | (np.bincount(recs, weights=overlap, minlength=n) > 0)[recs]
         if addresses:
             keep |= np.isin(recs, np.fromiter(addresses, dtype=np.int64))
         lone = np.flatnonzero(~keep)
@@ -446,6 +455,16 @@ def _case_ok(rule: int, lower, cased, start: int, end: int) -> bool:
         return True
     text = bytes(cased[start + 1:end - 1]).decode("utf-8", "replace")
     return text == text.upper()
+
+
+def _written_as_name(lower, cased, rec_start: int, rec_end: int, start: int, end: int) -> bool:
+    """``evidence.NAME_IN_PROSE``: is the span a capitalised name right after a locative and not
+    followed by another capitalised word (which makes it part of a longer name: "Jordan Peterson",
+    "China Southern")? Needs the text as written."""
+    if cased is None or not _case_ok(1, lower, cased, start, end):
+        return False
+    after = bytes(cased[end:min(rec_end, end + 40)]).split()
+    return not (after and after[0][:1].isupper()) and is_locative(_tokens_before(lower, rec_start, start))
 
 
 def _tokens_before(lower, rec_start: int, start: int) -> list[str]:

@@ -57,7 +57,8 @@ def one_process(lexicon, captions, urls=None, groups=None) -> GeoPartial:
 def test_multi_file_scan_equals_one_process(ray_local, tmp_path, real_captions, paper_lexicon):
     captions = random.Random(7).sample(real_captions, 12_000)
     src = make_corpus(tmp_path / "c", captions, files=5)
-    cfg = GeoConfig(corpus=[corpus("real", src)], shard_rows=1000, bootstrap=100, write_records=True)
+    cfg = GeoConfig(corpus=[corpus("real", src)], lexicon_profile="paper", shard_rows=1000, bootstrap=100,
+                    write_records=True)
     out = run(cfg, RunOptions(out=str(tmp_path / "runs")))
     summary, manifest = load(out)
     urls = pa.concat_tables([pq.read_table(p) for p in sorted(src.glob("*.parquet"))]).column("url").to_pylist()
@@ -99,7 +100,8 @@ def test_group_by_gives_each_group_the_whole_analysis(ray_local, tmp_path, real_
     captions = random.Random(3).sample(real_captions, 3000) + ["Trip to Japan"] * 50 + ["Paris, France"] * 30
     langs = ["en", "fr", "de"]
     src = make_corpus(tmp_path / "g", captions, files=3, group_values=langs)
-    out = run(GeoConfig(corpus=[corpus("g", src)], group_column="lang", bootstrap=0), RunOptions(out=str(tmp_path / "runs")))
+    cfg = GeoConfig(corpus=[corpus("g", src)], group_column="lang", lexicon_profile="paper", bootstrap=0)
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs")))
     summary, _ = load(out)
     block = summary["corpora"]["g"]
     assert set(block["groups"]) == set(langs)

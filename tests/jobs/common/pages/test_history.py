@@ -13,8 +13,8 @@ def entry(run_id: str, config: dict | None, config_hash: str = "h") -> RunEntry:
 
 def test_the_options_a_run_set_are_those_that_differ_from_the_defaults():
     assert non_default_options(GeoConfig()) == {}
-    assert non_default_options(GeoConfig(lexicon_profile="gazetteer", limit=200, seed=2026)) == {
-        "lexicon_profile": "gazetteer", "limit": 200}  # the default seed, given again, is no difference
+    assert non_default_options(GeoConfig(lexicon_profile="extended", limit=200, seed=2026)) == {
+        "lexicon_profile": "extended", "limit": 200}  # the default seed, given again, is no difference
     corpus = GeoConfig(corpus=["c:coco:/data/coco/captions.csv"])
     assert options_text(non_default_options(corpus)) == "corpus=[c]"  # a named input by its name
 
