@@ -76,7 +76,7 @@ def region_class(country: str | None, region_of: Mapping[str, str]) -> str:
 
 
 def confusion(true: Sequence[str], resolved: Sequence[str], classes: Sequence[str],
-              weights: Sequence[float] | None = None) -> np.ndarray:
+              weights: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
     """(Weighted) counts ``C[i, j]``: sample captions of true class i resolved to class j."""
     index = {c: i for i, c in enumerate(classes)}
     out = np.zeros((len(classes), len(classes)))

@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def _rows(path: Path, raw: bytes, fmt: str) -> list[dict]:
     return rows
 
 
-def _require(path: Path, columns: list[str]) -> None:
+def _require(path: Path, columns: Sequence[str]) -> None:
     missing = [c for c in COLUMNS if c not in columns]
     if missing:
         raise CalibrationError(f"{path}: the calibration sample lacks column(s) {missing}; expected {list(COLUMNS)}")

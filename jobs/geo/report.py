@@ -113,11 +113,17 @@ def _calibration_overview(cal: dict) -> str:
                    "(docs/geo.md, 'Shares corrected for the resolver's errors')."))
 
 
+def _ci(bounds: list | None, digits: int) -> str:
+    """A corrected share's interval in percent, "–" when it has none."""
+    low, high = bounds or (None, None)
+    return interval(low, high, lambda v: pct(v, digits))
+
+
 def _corrected_regions(cal: dict, level: float) -> str:
     if "error" in cal:
         return "<h3>Shares corrected for the resolver's errors</h3>" + note(f"No corrected shares: {cal['error']}.", warn=True)
     rows = [[esc(r["region"]) + ("" if r["calibrated"] else " (uncalibrated)"), pct(r["observed_share"], 2),
-             pct(r["corrected_share"], 2), interval(*(r["ci"] or (None, None)), value_fmt=lambda v: pct(v, 2))]
+             pct(r["corrected_share"], 2), _ci(r["ci"], 2)]
             for r in cal["regions"]]
     parts = ["<h3>Shares corrected for the resolver's errors</h3>",
              "<p>Share of all usable captions by the region of the country they name (<em>none</em>: no country), as "
@@ -142,7 +148,7 @@ def _country_rows(b: dict, tiers: dict, corrected: dict | None) -> tuple[list[st
         row += [by_tier.get(tier, 0) for tier in tiers["tiers"]]
         if corrected:
             c = corrected.get(t["alpha2"], {})
-            row += [pct(c.get("share"), 2), interval(*(c.get("ci") or (None, None)), value_fmt=lambda v: pct(v, 1))]
+            row += [pct(c.get("share"), 2), _ci(c.get("ci"), 1)]
         rows.append(row)
     return headers, rows
 
