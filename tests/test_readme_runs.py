@@ -1,5 +1,5 @@
 """Every README and docs/ command runs here, as written, on the shipped data: only its outputs go to a
-temporary root and, where it has them and sets none, ``--limit`` and ``--bootstrap`` are made small.
+temporary root, where it has them and sets none ``--limit`` and ``--bootstrap`` are made small, and ``--sample`` is capped at 10.
 The commands that cannot are listed one by one in ``ELSEWHERE`` with why (a cluster, an object store,
 an endpoint, a GPU-class model, or runs and files only the reader has); a command that needs any of
 these and is not listed there fails ``test_every_command_that_cannot_run_here_is_listed``."""
@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 OUTPUTS = ("--out", "--to", "--rejected", "--fetch-to")  # where a command writes: sent to the test's root
 SMALL = {"--limit": "30", "--bootstrap": "50"}
+CAPS = {"--sample": 10}  # a model command's items, capped: the run as written, on fewer items (a test of "it runs")
 PLACEHOLDER = re.compile(r"<[^>]*>|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b(?![.\w])")  # <id>, RUN_ID, MODEL (not TruthfulQA.csv)
 NEEDS_OUTSIDE = ("://", "--address", "submit ")
 
@@ -56,6 +57,10 @@ def as_run(line: str, root: Path) -> list[str]:
     argv, out = [], []
     tokens = iter(argv_of(line))
     for token in tokens:
+        if token in CAPS:
+            value = next(tokens)
+            argv += [token, str(min(int(value), CAPS[token])) if value.isdigit() else value]
+            continue
         if token in OUTPUTS:
             value = next(tokens)
             out += [token, str(root / Path(value).name)] if token != "--out" else []
