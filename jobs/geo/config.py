@@ -50,7 +50,7 @@ class GeoConfig(IntervalOptions):
         None, ge=1, description="read only the first N records of each corpus (a smoke test; recorded in the manifest)")
 
     lexicon_profile: Annotated[Profile, Flag(ANALYSIS)] = Field(
-        "gazetteer", description="gazetteer (the default: the best measured, docs/geo.md): small places, counties, state codes "
+        "gazetteer", description="gazetteer (the best measured, docs/geo.md): small places, counties, state codes "
                                  "and postcodes, with evidence tiers; extended: adds ISO 3166-2 regions and 'City, Region' "
                                  "pairs to paper; paper: the reference study's sources (to reproduce its tables)")
     min_evidence: Annotated[Tier | None, Flag(ANALYSIS, default_text="every tier")] = Field(
