@@ -161,9 +161,12 @@ def test_geo_survives_a_lost_node_with_the_totals_of_an_uninterrupted_run(geo_cl
     # machine; a loaded one may finish the scan first, and then there is no loss to tell during it).
     dead = [at - killed_wall for at in states.dead_at.values()]
     print(f"\ngeo ({moment}): {'raylet killed' if pid else 'node declared dead before the kill'} with {done_at_kill} "
-          f"shard(s) done; the GCS saw the node dead after {dead[0] if dead else float('nan'):.1f} s; the run finished "
-          f"{ended_wall - killed_wall:.1f} s after the kill")
-    if dead and ended_wall - killed_wall > dead[0] + 2:  # two polls of the job's watch
+          f"shard(s) done; the GCS saw the node dead after {dead[0] if dead else float('nan'):.1f} s; the scan ended "
+          f"{run.line_at('ETA done') - killed:.1f} s and the run {ended_wall - killed_wall:.1f} s after the kill")
+    # The job watches for lost nodes while its scan runs, not while it writes its summary and report afterwards:
+    # the scan's end is its last progress line ("ETA done"), printed once the watch has stopped.
+    scan_ended = run.line_at("ETA done") - killed
+    if dead and scan_ended > dead[0] + 2:  # two polls of the job's watch
         assert re.search(r"^geo: warning: lost Ray node \S+ \([0-9a-f]{8}\); its work is retried on the nodes that remain$",
                          run.stderr(), re.M), run.stderr()
         print(f"geo: 'lost Ray node' printed {run.line_at('lost Ray node') - killed:.1f} s after the kill")
