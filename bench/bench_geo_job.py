@@ -216,7 +216,7 @@ def stage_profile(files: list[Path], profile: str, shard_rows: int | None, recor
     specs = cfg.specs()
     plans = {n: plan_corpus(s, cfg.shard_rows) for n, s in specs.items()}
     shards = _shards(plans)
-    task = GeoTask(specs, load_lexicon(profile).entries, cfg, _sources(specs, plans))
+    task = GeoTask(specs, load_lexicon(profile), cfg, _sources(specs, plans))
     t = time.perf_counter()
     worker = _ShardWorker(task, str(work), lambda *_: None)
     setup_s = time.perf_counter() - t

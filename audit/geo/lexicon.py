@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,6 +16,7 @@ from importlib import metadata
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from audit.geo import sources
 from audit.geo.choices import PROFILES, Profile
@@ -112,12 +112,16 @@ class Lexicon:
 
 
 def content_hash(entries: pa.Table) -> str:
-    """SHA-256 of the sorted rows as CSV: independent of Parquet writer version and row order."""
-    df = entries.replace_schema_metadata(None).to_pandas()  # pandas metadata would change dtypes (Int64)
-    df = df.sort_values([c for c in FULL_SCHEMA.names if c in df.columns]).reset_index(drop=True)
-    buf = io.StringIO()
-    df.to_csv(buf, index=False, lineterminator="\n")
-    return hashlib.sha256(buf.getvalue().encode()).hexdigest()
+    """SHA-256 of the rows sorted on every column, as CSV: independent of Parquet writer version, chunking
+    and row order. Arrow's sort and CSV writer take ~0.3 s on the gazetteer (pandas' took ~1.7 s, paid by
+    every geo run before its scan)."""
+    import pyarrow.csv as pcsv
+
+    table = entries.replace_schema_metadata(None).combine_chunks()
+    table = table.take(pc.sort_indices(table, sort_keys=[(c, "ascending") for c in table.column_names]))
+    buf = pa.BufferOutputStream()
+    pcsv.write_csv(table, buf)
+    return hashlib.sha256(buf.getvalue()).hexdigest()
 
 
 def _tier(match_type: str, source: str) -> str:

@@ -48,7 +48,7 @@ from audit.geo.evidence import (
 from audit.geo.lexicon import GAZETTEER_MATCH_TYPES, MATCH_WEIGHTS
 from audit.geo.mojibake import repair_mojibake
 from audit.geo.normalize import non_ascii_rows, normalize_array, normalize_cased_array
-from audit.geo.patterns import compile_patterns
+from audit.geo.patterns import Patterns, compile_patterns
 
 OUTCOMES = ("single_country", "weighted_majority", "ambiguous", "unresolved")
 UNRESOLVED = OUTCOMES.index("unresolved")
@@ -110,7 +110,7 @@ class CountryResolver:
     """
 
     def __init__(self, entries: pa.Table, *, min_evidence: str | None = None, policy: str | None = None,
-                 repair_mojibake: bool = True, addresses: bool | None = None):
+                 repair_mojibake: bool = True, addresses: bool | None = None, patterns: Patterns | None = None):
         types = set(entries.column("match_type").unique().to_pylist())
         self.policy = policy or ("evidence" if types & set(GAZETTEER_MATCH_TYPES) else "weighted")
         if self.policy not in POLICIES:
@@ -118,7 +118,8 @@ class CountryResolver:
         self.min_evidence = check_min_evidence(min_evidence)
         self.repair = repair_mojibake
         self.addresses = self.policy == "evidence" if addresses is None else addresses
-        compiled = compile_patterns(entries, ALL_MATCH_TYPES)
+        # ``patterns``: this lexicon compiled before (connectors.geo.compiled keeps them between workers)
+        compiled = patterns if patterns is not None else compile_patterns(entries, ALL_MATCH_TYPES)
         self.countries: list[str] = compiled.countries
         self.match_types = [t for t in ALL_MATCH_TYPES if t in MATCH_TYPES or t in types or (t == "address" and self.addresses)]
         self._code_of = {c: i for i, c in enumerate(self.countries)}

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.geo.choices import TIERS
+from audit.geo.patterns import Patterns
 from audit.geo.resolve import MATCH_STRUCT, OUTCOMES, CountryResolver, Resolution
 from audit.geo.tld import cctld_table, tld_index
 
@@ -96,8 +97,9 @@ class GeoStage:
     """
 
     def __init__(self, lexicon_entries: pa.Table, with_records: bool = False, min_evidence: str | None = None,
-                 repair_mojibake: bool = True, count_country_tiers: bool = False):
-        self.resolver = CountryResolver(lexicon_entries, min_evidence=min_evidence, repair_mojibake=repair_mojibake)
+                 repair_mojibake: bool = True, count_country_tiers: bool = False, patterns: Patterns | None = None):
+        self.resolver = CountryResolver(lexicon_entries, min_evidence=min_evidence, repair_mojibake=repair_mojibake,
+                                        patterns=patterns)
         self.with_records = with_records
         self.count_country_tiers = count_country_tiers
 

@@ -16,12 +16,13 @@ from audit.geo.association import AssociationConfig, associate
 from audit.geo.calibration import ESTIMATOR, NotIdentified, correct, recall_precision
 from audit.geo.choices import TIERS
 from audit.geo.lexicon import Lexicon
-from audit.geo.resolve import CountryResolver
+from audit.geo.resolve import ALL_MATCH_TYPES, CountryResolver
 from audit.geo.sources import country_codes, country_facts
 from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
 from connectors.captions.corpus import CorpusSpec, Plan, check_some_rows, plan_corpus
 from connectors.captions.read import read_shard
 from connectors.geo.calibration import CalibrationSample, read_calibration
+from connectors.geo.compiled import compiled_patterns
 from connectors.geo.indicators import read_indicators
 from connectors.geo.lexicon import load_lexicon
 from connectors.io.read_report import ReadReport
@@ -45,15 +46,17 @@ class GeoTask(ShardTask):
 
     local_rows = 200_000  # ~1 s of resolving on one core (plus the lexicon compile): less than a Ray start
 
-    def __init__(self, specs: dict[str, CorpusSpec], lexicon_entries, cfg: GeoConfig, sources: dict[str, str] | None = None):
-        self.specs, self.entries, self.with_records = specs, lexicon_entries, cfg.write_records
+    def __init__(self, specs: dict[str, CorpusSpec], lexicon: Lexicon, cfg: GeoConfig, sources: dict[str, str] | None = None):
+        self.specs, self.entries, self.with_records = specs, lexicon.entries, cfg.write_records
+        self.lexicon_sha256 = lexicon.sha256  # the compiled lexicon's cache key (connectors.geo.compiled)
         self.with_text = cfg.records_text
         self.sources = sources or {}  # file URL -> its path relative to the corpus root (for record ids)
         self.min_evidence, self.repair_mojibake = cfg.min_evidence, cfg.repair_mojibake
 
     def setup(self) -> None:
+        patterns = compiled_patterns(self.entries, self.lexicon_sha256, ALL_MATCH_TYPES)
         self.stage = GeoStage(self.entries, self.with_records, self.min_evidence, self.repair_mojibake,
-                              count_country_tiers=True)
+                              count_country_tiers=True, patterns=patterns)
         self.stage.warm_up()
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
@@ -121,7 +124,7 @@ def run(cfg: GeoConfig, opts: RunOptions) -> str:
     payload = {"config": cfg.model_dump(), "lexicon_sha256": lexicon.sha256, "indicators_sha256": indicators_sha,
                "calibration_sha256": sample.sha256 if sample else None, "on_error": opts.on_error}
     with JobRun(JOB, cfg, opts, payload, seed=cfg.seed, timer=timer, use_ray="scan") as job:
-        scan = job.scan(shards, GeoTask(specs, lexicon.entries, cfg, _sources(specs, plans)))
+        scan = job.scan(shards, GeoTask(specs, lexicon, cfg, _sources(specs, plans)))
         with job.timer("aggregate"):
             merged = {name: GeoPartial() for name in specs}
             for r in scan.ok:
