@@ -34,6 +34,8 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
+from tests.geo_compiled import geo_stage
+
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "geo" / "expected_digests.json"
 DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "geo_dev" / "news_sentences.csv"
 # (lexicon profile, --min-evidence): both decision rules, and an operating point that turns records unresolved
@@ -88,10 +90,9 @@ def table_digest(table: pa.Table) -> dict[str, str]:
 
 def stage_digest(texts: list[str], profile: str, min_evidence: str | None) -> dict:
     """The stage over ``texts`` in batches: the merged partial and every records column, hashed."""
-    from audit.geo.stage import GeoPartial, GeoStage
-    from connectors.geo.lexicon import load_lexicon
+    from audit.geo.stage import GeoPartial
 
-    stage = GeoStage(load_lexicon(profile).entries, with_records=True, min_evidence=min_evidence)
+    stage = geo_stage(profile, with_records=True, min_evidence=min_evidence)
     partial, records = GeoPartial(), []
     for batch in items(texts):
         table, p = stage.process(batch)

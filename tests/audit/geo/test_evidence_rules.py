@@ -5,13 +5,13 @@ import pyarrow as pa
 import pytest
 
 from audit.geo.resolve import CountryResolver
+from tests.geo_compiled import resolver
 
 
 @pytest.fixture(scope="module")
 def gazetteer():
-    from connectors.geo.lexicon import load_lexicon
 
-    return CountryResolver(load_lexicon("gazetteer").entries)
+    return resolver()
 
 
 def countries(resolver: CountryResolver, texts: list[str]) -> list[str | None]:

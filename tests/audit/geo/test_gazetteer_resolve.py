@@ -7,13 +7,13 @@ import pytest
 
 from audit.geo.evidence import TIERS, is_locative, tier_of
 from audit.geo.resolve import CountryResolver
+from tests.geo_compiled import resolver
 
 
 @pytest.fixture(scope="module")
 def gazetteer():
-    from connectors.geo.lexicon import load_lexicon
 
-    return CountryResolver(load_lexicon("gazetteer").entries)
+    return resolver()
 
 
 @pytest.fixture(scope="module")

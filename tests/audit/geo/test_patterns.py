@@ -6,7 +6,8 @@ import pytest
 
 from audit.geo.lexicon import FULL_SCHEMA
 from audit.geo.patterns import compile_patterns
-from audit.geo.resolve import ALL_MATCH_TYPES, CountryResolver
+from audit.geo.resolve import ALL_MATCH_TYPES
+from tests.geo_compiled import resolver as compiled_resolver
 
 T = {t: i for i, t in enumerate(ALL_MATCH_TYPES)}
 
@@ -92,9 +93,8 @@ def test_every_shipped_entry_is_searched(paper_lexicon):
 @pytest.mark.slow  # compiles the gazetteer
 def test_a_street_check_stays_within_its_record():
     """The token after a place at the very end of a caption is nobody's: not the next caption's first word."""
-    from connectors.geo.lexicon import load_lexicon
 
-    resolver = CountryResolver(load_lexicon("gazetteer").entries)
+    resolver = compiled_resolver()
     texts = pa.array(["Charges were filed in Kaufman County.", "Court records show it.", "The fire at 6016 Dublin Road"])
     assert resolver.resolve(texts).country.to_pylist() == ["US", None, None]
 

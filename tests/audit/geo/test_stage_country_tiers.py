@@ -7,7 +7,8 @@ import pyarrow as pa
 import pytest
 
 from audit.geo.aggregate import summarize
-from audit.geo.stage import GeoPartial, GeoStage
+from audit.geo.stage import GeoPartial
+from tests.geo_compiled import geo_stage
 
 TEXTS = ["Kerrville, TX", "Kerrville sunset", "Austin, Texas", "Danish style sideboard", "Copenhagen harbour", "a cat"]
 
@@ -27,7 +28,7 @@ def items(texts: list[str]) -> pa.RecordBatch:
 
 
 def test_each_country_counts_its_records_by_tier_and_they_add_up_to_its_share(entries):
-    stage = GeoStage(entries, with_records=True, count_country_tiers=True)
+    stage = geo_stage(with_records=True, count_country_tiers=True)
     table, partial = stage.process(items(TEXTS))
     want: dict = {}
     for country, tier in zip(table.column("country").to_pylist(), table.column("tier").to_pylist()):
@@ -45,12 +46,12 @@ def test_each_country_counts_its_records_by_tier_and_they_add_up_to_its_share(en
 
 
 def test_below_min_evidence_a_record_counts_in_no_country(entries):
-    stage = GeoStage(entries, min_evidence="large_city", count_country_tiers=True)
+    stage = geo_stage(min_evidence="large_city", count_country_tiers=True)
     _, partial = stage.process(items(TEXTS))
     assert all(tier in ("corroborated", "country_region_address", "large_city") for _, tier in partial.country_tiers)
     assert sum(partial.country_tiers.values()) == summarize(partial)["resolved_records"]
 
 
 def test_without_the_option_the_partial_is_as_before(entries):
-    _, partial = GeoStage(entries).process(items(TEXTS))
+    _, partial = geo_stage().process(items(TEXTS))
     assert not partial.country_tiers and "country_tiers" not in partial.to_json()

@@ -6,7 +6,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
+from audit.geo.stage import RECORD_SCHEMA, GeoPartial
+from tests.geo_compiled import geo_stage
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +19,7 @@ def entries():
 
 @pytest.fixture(scope="module")
 def stage(entries):
-    return GeoStage(entries, with_records=True)
+    return geo_stage(with_records=True)
 
 
 def items(texts: list[str | None]) -> pa.RecordBatch:
@@ -41,7 +42,7 @@ def test_records_carry_the_tier(stage):
 
 
 def test_min_evidence_in_the_stage(entries):
-    table, partial = GeoStage(entries, with_records=True, min_evidence="large_city").process(items(TEXTS))
+    table, partial = geo_stage(with_records=True, min_evidence="large_city").process(items(TEXTS))
     assert table.column("country").to_pylist() == ["US", None, "BR", None, None]
     assert table.column("tier").to_pylist()[1] == "bare_town"  # recorded, though below the operating point
     assert partial.counters == {"mojibake_repaired": 1, "below_min_evidence": 2}

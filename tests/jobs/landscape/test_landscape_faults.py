@@ -148,6 +148,7 @@ LM_EVAL = ROOT / "tests" / "fixtures" / "lm_eval" / "v0.4.13" / "benchaudit__tin
 DATE = "2026-12-02T02-27-04.119124"
 
 
+@pytest.mark.ray  # the run reads its logs with Ray Data
 def test_bad_lm_eval_lines_are_rejected_naming_file_and_line_and_a_file_of_them_is_an_unreadable_task(tmp_path, capsys):
     root = tmp_path / "lm-eval" / LM_EVAL.name
     root.mkdir(parents=True)

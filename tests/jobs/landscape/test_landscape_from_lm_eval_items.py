@@ -14,6 +14,8 @@ from connectors.landscape.inputs import read_redux_subject
 from connectors.runs.tables import read_table
 from jobs.cli import main
 
+pytestmark = pytest.mark.ray  # a landscape over lm-eval logs reads them with Ray Data
+
 REDUX = Path(__file__).parents[3] / "connectors" / "samples" / "benchmarks" / "mmlu_redux"
 DEV = Path(__file__).parents[4] / "shared" / "data" / "lm_eval_trained_dev"
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "lm_eval"

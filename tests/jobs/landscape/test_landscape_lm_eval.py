@@ -13,6 +13,8 @@ from connectors.runs.tables import read_table
 from jobs.cli import main
 from tests.builders import LN, A, B, write_lm_eval_runs
 
+pytestmark = pytest.mark.ray  # a landscape over lm-eval logs reads them with Ray Data
+
 
 def hnorm(p: list[float]) -> float:
     """By hand: entropy of the non-top options renormalised, over log(K - 1)."""

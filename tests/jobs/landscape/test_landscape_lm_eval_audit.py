@@ -61,6 +61,7 @@ def run(args: list[str], capsys) -> tuple[Path, dict, dict]:
     return run_dir, json.loads((run_dir / "summary.json").read_text()), json.loads((run_dir / "manifest.json").read_text())
 
 
+@pytest.mark.ray  # the run reads its logs with Ray Data
 def test_groups_pool_their_subtasks_and_every_item_is_scored_with_the_agreed_defect_first(tmp_path, capsys):
     # one run (Ray starts once) for both: the group's rows, and the item audit over the group's items
     accs = write_group(tmp_path / "logs", {"org/a": 0.9, "org/b": 0.9, "org/c": 0.7, "org/d": 0.5})
@@ -128,6 +129,7 @@ TRAINED = Path(__file__).parents[4] / "shared" / "data" / "lm_eval_trained_dev"
 
 
 @pytest.mark.skipif(not TRAINED.exists(), reason="development data ../shared/data/lm_eval_trained_dev not present")
+@pytest.mark.ray  # the run reads its logs with Ray Data
 def test_a_real_34b_models_mmlu_logs_pool_into_one_group_row_against_lm_evals_figure(tmp_path, capsys):
     run_dir, summary, _ = run(["--from-lm-eval", str(TRAINED), "--out", str(tmp_path / "runs")], capsys)
     rows = {r["benchmark"]: r for r in summary["table"]}

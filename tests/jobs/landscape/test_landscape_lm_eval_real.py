@@ -14,6 +14,8 @@ from connectors.runs.tables import read_table
 from jobs.cli import main
 from tests.builders import lm_eval_sample
 
+pytestmark = pytest.mark.ray  # a landscape over lm-eval logs reads them with Ray Data
+
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "lm_eval"
 NEW = FIXTURES / "v0.4.13" / "benchaudit__tiny-llama"
 DATE = "2026-12-02T02-27-04.119124"

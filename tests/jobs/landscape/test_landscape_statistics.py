@@ -26,6 +26,7 @@ def median_ptop1():
     assert "median_ptop1" not in STATISTICS
 
 
+@pytest.mark.ray  # the run reads its logs with Ray Data
 def test_a_registered_statistic_appears_in_summary_report_and_headline(median_ptop1, tmp_path, capsys, monkeypatch):
     runs = write_lm_eval_runs(tmp_path / "lm-eval")
     written, write_json = [], JobRun.write_json

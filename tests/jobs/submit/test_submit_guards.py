@@ -77,6 +77,7 @@ def test_a_dashboard_probe_redirected_elsewhere_is_refused_and_the_other_host_se
 
 
 @pytest.mark.parametrize("status", [302, 307])
+@pytest.mark.ray  # Ray's job-submission client
 def test_a_jobs_api_request_redirected_elsewhere_is_refused_by_rays_client(checkout, tmp_path, capsys, status):
     with ScriptedServer() as other, dashboard(jobs=redirect_to(other, status)) as dash:
         code, said = submit(dash.url, tmp_path / "out", capsys)
@@ -84,6 +85,7 @@ def test_a_jobs_api_request_redirected_elsewhere_is_refused_by_rays_client(check
     assert other.seen == [] and TOKEN not in said
 
 
+@pytest.mark.ray  # Ray's job-submission client
 def test_a_jobs_api_redirect_to_the_same_host_is_not_followed_either(checkout, tmp_path, capsys):
     def relative(s, h):
         return s.send_json(h, 307, {}, {"Location": "/api/jobs/again"})
@@ -97,6 +99,7 @@ def test_a_jobs_api_redirect_to_the_same_host_is_not_followed_either(checkout, t
 # --- 3: no message shows the token, nor a key written into a model URL --------------------------------------------
 
 
+@pytest.mark.ray  # Ray's job-submission client
 def test_an_error_body_repeating_the_authorization_header_is_redacted(checkout, tmp_path, capsys):
     def echo(s, h):  # what some proxies answer: the request's headers, the token among them
         return s.send_json(h, 500, {"error": "upstream failed", "request_headers": f"Authorization: {h.headers['Authorization']}"})
@@ -126,6 +129,7 @@ def _uploaded(dash: ScriptedServer) -> set[str]:
 
 
 @pytest.mark.parametrize("how", ["generated", "--runtime-env naming the checkout"])
+@pytest.mark.ray  # Ray's job-submission client
 def test_submit_uploads_the_allow_list_and_none_of_the_checkouts_secrets(checkout, tmp_path, capsys, how):
     extra = []
     if how != "generated":
