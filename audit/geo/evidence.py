@@ -51,6 +51,7 @@ STREET_TYPES = frozenset({
 
 NAME_IN_PROSE = "name_in_prose"
 NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
+STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
 
 
 def named_country_breaks_tie(leaders: list[int], named: set[int]) -> list[int]:
@@ -58,6 +59,28 @@ def named_country_breaks_tie(leaders: list[int], named: set[int]) -> list[int]:
     country (when exactly one is) wins."""
     named_leaders = [c for c in leaders if c in named]
     return named_leaders if len(named_leaders) == 1 else leaders
+
+
+def state_code_picks_namesake(heads: list[tuple], codes: list[tuple], code_type: int, town_type: int,
+                              written: str) -> tuple[set, set]:
+    """``STATE_CODE_PICKS_NAMESAKE``: a name right before a state, province or postal code keeps its
+    small namesakes in the code's country even when the gazetteer does not put them in that very state
+    (GeoNames holds one "Malta" of the US, in Illinois; "Malta NY" is the town of Malta, New York).
+    Only a code written as one (``written``: in capitals, "NY", or an abbreviation of 3+ letters,
+    "Minn"): a two-letter one in title case is as often a word ("La", "Pa", "Mo").
+    Returns the head entries and the code entries kept (both empty when no head is in a code's country)."""
+    keep_heads: set = set()
+    keep_codes: set = set()
+    if not (written.isupper() or len(written) >= 3):
+        return keep_heads, keep_codes
+    for t in codes:
+        if t[2] != code_type:
+            continue
+        for e in heads:
+            if e[1] == t[1] and e[2] == town_type and e is not t:
+                keep_heads.add(e)
+                keep_codes.add(t)
+    return keep_heads, keep_codes
 
 
 def name_in_prose(entries: list[tuple], country_type: int, region_type: int) -> list[tuple]:

@@ -35,7 +35,10 @@ import pyarrow.compute as pc
 
 from audit.geo.addresses import find_addresses
 from audit.geo.evidence import (
+    NAME_IN_PROSE,
+    NAMED_COUNTRY_BREAKS_TIE,
     PLACE_WEIGHTS,
+    STATE_CODE_PICKS_NAMESAKE,
     STREET_TYPES,
     TIER_RANK,
     TIERS,
@@ -43,6 +46,7 @@ from audit.geo.evidence import (
     is_locative,
     name_in_prose,
     named_country_breaks_tie,
+    state_code_picks_namesake,
     tier_of,
 )
 from audit.geo.lexicon import GAZETTEER_MATCH_TYPES, MATCH_WEIGHTS
@@ -87,6 +91,7 @@ class Resolution:
     tier_counts: dict[str, int] = field(default_factory=dict)  # resolved records by tier (before min_evidence)
     mojibake_repaired: int = 0  # records whose text was repaired before matching
     below_min_evidence: int = 0  # records resolved but turned unresolved by min_evidence
+    rules: pa.Array | None = None  # list<string>: the named evidence rules that changed each record, with the matches
 
 
 @dataclass(slots=True)
@@ -216,13 +221,16 @@ class CountryResolver:
         rec_start = (offsets - base).tolist()
         aligned_rec = aligned.tolist() if aligned is not None else [False] * n
         per_record: dict[int, list[tuple[str, int, int]]] = {}
+        per_record_rules: dict[int, list[str]] = {}
         decided: list[int] = []
         decisions: list[tuple[int, int, int, int]] = []
         matched_types: list[int] = []
         for rec, first, last, overlapping in groups:
             mine = _leftmost_longest(spans[first:last]) if overlapping else spans[first:last]
-            kept, decision = decide(mine, lower_view, cased_view if aligned_rec[rec] else None, rec_start[rec],
-                                    rec_start[rec + 1], addresses.get(rec, ()))
+            kept, decision, fired = decide(mine, lower_view, cased_view if aligned_rec[rec] else None, rec_start[rec],
+                                           rec_start[rec + 1], addresses.get(rec, ()))
+            if fired:
+                per_record_rules[rec] = fired
             if kept:
                 per_record[rec] = kept
                 matched_types += [m[2] for m in kept]
@@ -252,6 +260,7 @@ class CountryResolver:
             mojibake_repaired=repaired,
             below_min_evidence=below,
             country_index=country_idx,
+            rules=_lists(n, per_record_rules) if with_matches else None,
         )
 
     # ---- the weighted rule (paper, extended) -----------------------------------------------------
@@ -281,12 +290,13 @@ class CountryResolver:
                     continue
                 out.append((alias, code, mtype, end))
         kept = sorted({(a, c, t) for a, c, t, _ in out})
-        return kept, (_decide(kept) if kept else None)
+        return kept, (_decide(kept) if kept else None), []
 
     # ---- the evidence rule (gazetteer) ----------------------------------------------------------
     def _evidence(self, spans, lower, cased, rec_start, rec_end, addresses):
         blocked, check_case, table, pair_only = self._blocked, self._check_case, self._entries, self._pair_only
         hits: list[_Hit] = []
+        fired: set[str] = set()  # the named rules (``audit.geo.evidence``) that changed this record's evidence
         for start, end, pid, street in spans:
             if blocked[pid] or street:
                 continue  # a blocker ("french fries" says nothing about France), or a street ("Dublin Road")
@@ -294,20 +304,23 @@ class CountryResolver:
             if check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
             if self._context_country[pid] and _written_as_name(lower, cased, rec_start, rec_end, start, end):
-                entries = name_in_prose(entries, _COUNTRY, _REGION)
+                lifted = name_in_prose(entries, _COUNTRY, _REGION)
+                if lifted is not entries:
+                    fired.add(NAME_IN_PROSE)
+                    entries = lifted
             if entries:
                 hits.append(_Hit(entries[0][0], start, end, entries, pid))
         if not addresses:
             if not hits:
-                return [], None
+                return [], None, sorted(fired)
             if len(hits) == 1:
                 alone = [e for e in hits[0].entries if not (e[3] or e[4])]
                 if len(alone) == 1:  # the common case: one name, one country
                     (norm, code, mtype, *_), = alone
                     locative = mtype == _TOWN and is_locative(_tokens_before(lower, rec_start, hits[0].start))
-                    return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _LONE_TIER[mtype][locative])
+                    return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _LONE_TIER[mtype][locative]), sorted(fired)
         if len(hits) > 1:
-            _pair(hits)
+            _pair(hits, lower, cased, fired)
         for h in hits:
             if not h.paired and pair_only[h.pid]:
                 h.entries = [e for e in h.entries if not e[3]]
@@ -319,7 +332,7 @@ class CountryResolver:
         _agree(hits)
         hits = [h for h in hits if h.entries]
         if not hits:
-            return [], None
+            return [], None, sorted(fired)
         place: dict[int, int] = {}
         demonym: dict[int, int] = {}
         for h in hits:
@@ -333,9 +346,12 @@ class CountryResolver:
         top = max(board.values())
         leaders = [c for c, v in board.items() if v == top]
         if len(leaders) > 1 and place:
-            leaders = named_country_breaks_tie(leaders, {e[1] for h in hits for e in h.entries if e[2] == _COUNTRY})
+            broken = named_country_breaks_tie(leaders, {e[1] for h in hits for e in h.entries if e[2] == _COUNTRY})
+            if broken != leaders:
+                fired.add(NAMED_COUNTRY_BREAKS_TIE)
+                leaders = broken
         if len(leaders) > 1:
-            return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1)
+            return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1), sorted(fired)
         winner = leaders[0]
         distinct, town = set(), None  # the winner's distinct (type, alias) and its first town
         for h in hits:
@@ -347,7 +363,7 @@ class CountryResolver:
         locative = town is not None and is_locative(_tokens_before(lower, rec_start, town.start))
         tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative)
         outcome = _SINGLE if len(place.keys() | demonym.keys()) == 1 else _MAJORITY
-        return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier])
+        return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier]), sorted(fired)
 
     def _can_count(self, hits: np.ndarray, recs: np.ndarray, overlap: np.ndarray, n: int, addresses: dict) -> np.ndarray:
         """Which hits to keep: drops, vectorised, the ones the evidence rule would drop without
@@ -407,6 +423,15 @@ class CountryResolver:
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
+def _lists(n: int, per_record: dict[int, list[str]]) -> pa.Array:
+    """list<string> of ``n`` rows from the few rows that have any (the rest empty)."""
+    sizes = np.zeros(n + 1, dtype=np.int32)
+    for rec, names in per_record.items():
+        sizes[rec + 1] = len(names)
+    values = [name for rec in sorted(per_record) for name in per_record[rec]]
+    return pa.ListArray.from_arrays(pa.array(np.cumsum(sizes, dtype=np.int32)), pa.array(values, pa.string()))
+
+
 def _plain(arr: pa.Array) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -467,6 +492,11 @@ def _written_as_name(lower, cased, rec_start: int, rec_end: int, start: int, end
     return not (after and after[0][:1].isupper()) and is_locative(_tokens_before(lower, rec_start, start))
 
 
+def _written(lower, cased, start: int, end: int) -> str:
+    """A span as written (lower-cased when the record's case is not at hand), without its separators."""
+    return bytes((cased if cased is not None else lower)[start:end]).decode("utf-8", "replace").strip()
+
+
 def _tokens_before(lower, rec_start: int, start: int) -> list[str]:
     lo = max(rec_start, start - 40)
     return [t.decode("utf-8", "replace") for t in bytes(lower[lo:start]).split()[-_LOCATIVE_TOKENS:]]
@@ -487,28 +517,37 @@ def _street_follows(lower, ends: np.ndarray) -> np.ndarray:
     return (window[:, 0] == 32) & (width > 0) & np.isin(keys, _STREET_KEYS)
 
 
-def _pair(hits: list[_Hit]) -> None:
+def _pair(hits: list[_Hit], lower, cased, fired: set[str]) -> None:
     """"Town, Region" / "Town ST" / "Town, Country": adjacent names that agree confirm each other.
 
     The town keeps only its namesakes in the region's country (in the coded state, for codes), the
-    region only its entries in the town's country, and both count even when context-only."""
-    for a, b in zip(hits, hits[1:]):
-        if b.start != a.end:
-            continue
-        towns = [e for e in a.entries if e[2] in _PAIR_HEADS]
-        tails = [e for e in b.entries if e[2] in _PAIR_TAILS] if towns else None
-        if not tails:
-            continue
-        keep_a, keep_b = set(), set()
-        for t in tails:
-            for e in towns:
-                if e[1] == t[1] and (t[2] != _CODE or t[6] & e[6]) and e is not t:
-                    keep_a.add(e)
-                    keep_b.add(t)
+    region only its entries in the town's country, and both count even when context-only. (One span
+    may be two hits, its any-case and its capitalised-only entries: each is tried with the next name.)"""
+    for i, b in enumerate(hits):
+        for a in hits[:i]:
+            if b.start == a.end and b.start != b.end:
+                _pair_two(a, b, lower, cased, fired)
+
+
+def _pair_two(a: _Hit, b: _Hit, lower, cased, fired: set[str]) -> None:
+    towns = [e for e in a.entries if e[2] in _PAIR_HEADS]
+    tails = [e for e in b.entries if e[2] in _PAIR_TAILS] if towns else None
+    if not tails:
+        return
+    keep_a, keep_b = set(), set()
+    for t in tails:
+        for e in towns:
+            if e[1] == t[1] and (t[2] != _CODE or t[6] & e[6]) and e is not t:
+                keep_a.add(e)
+                keep_b.add(t)
+    if not keep_a:
+        keep_a, keep_b = state_code_picks_namesake(towns, tails, _CODE, _TOWN, _written(lower, cased, b.start, b.end))
         if keep_a:
-            a.entries = [e for e in a.entries if e in keep_a]
-            b.entries = [e for e in b.entries if e in keep_b]
-            a.paired = b.paired = True
+            fired.add(STATE_CODE_PICKS_NAMESAKE)
+    if keep_a:
+        a.entries = [e for e in a.entries if e in keep_a]
+        b.entries = [e for e in b.entries if e in keep_b]
+        a.paired = b.paired = True
 
 
 def _agree(hits: list[_Hit]) -> None:

@@ -52,3 +52,26 @@ def test_named_country_breaks_tie_only_for_exactly_one_named_leader():
     assert named_country_breaks_tie([3, 7, 9], {7, 40}) == [7]
     assert named_country_breaks_tie([3, 7], {3, 7}) == [3, 7]
     assert named_country_breaks_tie([3, 7], set()) == [3, 7]
+
+
+def test_state_code_picks_the_namesake_in_that_country(gazetteer):
+    # STATE_CODE_PICKS_NAMESAKE: GeoNames has US towns named Peru and Cuba, not in Vermont or New York;
+    # the postal code after the name still says which Peru is meant
+    assert countries(gazetteer, ["sunset over Peru VT", "hay bales outside Cuba NY"]) == ["US", "US"]
+
+
+def test_state_code_picks_namesake_needs_a_code_written_as_one():
+    from audit.geo.evidence import state_code_picks_namesake
+
+    town = ("peru", 1, 5, False, True, 1, frozenset({"US-IN"}), 3000)
+    code = ("vt", 1, 7, True, False, 2, frozenset({"US-VT"}), 0)
+    assert state_code_picks_namesake([town], [code], 7, 5, "VT") == ({town}, {code})
+    assert state_code_picks_namesake([town], [code], 7, 5, "Minn") == ({town}, {code})
+    assert state_code_picks_namesake([town], [code], 7, 5, "La") == (set(), set())  # title-case "La": a word
+    other = ("vt", 2, 7, True, False, 2, frozenset({"CA-ON"}), 0)
+    assert state_code_picks_namesake([town], [other], 7, 5, "VT") == (set(), set())  # no namesake in that country
+
+
+def test_records_name_the_rules_that_changed_them(gazetteer):
+    res = gazetteer.resolve(pa.array(["sunset over Peru VT", "crates shipped from Jordan", "a dog"]), with_matches=True)
+    assert res.rules.to_pylist() == [["state_code_picks_namesake"], ["name_in_prose"], []]
