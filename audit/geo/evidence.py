@@ -52,6 +52,37 @@ STREET_TYPES = frozenset({
 NAME_IN_PROSE = "name_in_prose"
 NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
 STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
+PERSON_NAME = "person_name"
+BUSINESS_NAME = "business_name"
+
+# Given names that are as often English words written capitalised (months, virtues, nouns at a
+# sentence start): before a place they mark no person ("May Paris traffic", "Grace Bay").
+GIVEN_NAME_WORDS = frozenset({
+    "april", "june", "may", "august", "autumn", "summer", "dawn", "eve", "grace", "hope", "joy", "faith", "will",
+    "mark", "bill", "art", "guy", "pat", "sue", "ray", "rich", "chance", "hunter", "king", "major", "rose",
+    "lily", "ivy", "daisy", "angel", "christian", "sandy", "ruby", "jade", "pearl", "crystal", "amber", "misty",
+    "sunny", "forest", "dale", "glen", "brook", "cliff", "lake", "river", "west", "north", "south", "east", "new",
+    "old", "mount", "saint", "san", "santa", "fort", "port", "said", "don", "van", "von", "de", "del", "la", "le",
+    "long", "little", "young", "general", "lord", "lady", "prince", "princess", "queen", "star", "golden",
+})
+# Words that make a capitalised name before them a feature or a building, not a surname: "Sydney
+# Harbour", "Florence Cathedral" (census surnames many of them are: Hill, Park, Church).
+PLACE_NOUNS = frozenset({
+    "harbour", "harbor", "bridge", "park", "hall", "house", "hill", "hills", "beach", "lake", "river", "center",
+    "centre", "castle", "tower", "bay", "valley", "port", "falls", "church", "square", "court", "island", "islands",
+    "mountain", "mountains", "city", "county", "station", "airport", "cathedral", "palace", "gardens", "garden",
+    "museum", "zoo", "stadium", "university", "college", "school", "market", "street", "road", "avenue", "point",
+    "heights", "springs", "creek", "canyon", "forest", "woods", "marsh", "cove", "pier", "wharf",
+    "temple", "abbey", "chapel", "fort", "cape", "head", "ridge", "peak", "downs", "green", "common",
+    "ford", "field", "fields", "gate", "dam", "reef", "coast", "shore", "sound", "strait", "gulf", "sea", "ocean",
+    "province", "state", "region", "district", "international", "national", "central", "north",
+    "south", "east", "west", "old", "new", "town", "village", "opera", "arena", "plaza", "mall",
+})
+# Carmakers named after a place ("Toyota", Aichi): the name followed or preceded by another capitalised
+# word is the make of a car or a dealer ("Toyota Camry", "Yarra Valley Toyota").
+BRANDS = frozenset({"toyota", "lincoln", "pontiac", "cadillac", "dodge", "mercedes", "bentley"})
+# US party-and-place labels ("Barbara Lee, D-Oakland"; "R-Texas"): a capital letter there is no initial.
+PARTY_LETTERS = frozenset({"D", "R", "I"})
 
 
 def named_country_breaks_tie(leaders: list[int], named: set[int]) -> list[int]:
@@ -81,6 +112,35 @@ def state_code_picks_namesake(heads: list[tuple], codes: list[tuple], code_type:
                 keep_heads.add(e)
                 keep_codes.add(t)
     return keep_heads, keep_codes
+
+
+def person_name(before: list[str], name: str, after: str | None, given: frozenset[str], surnames: frozenset[str]) -> bool:
+    """``PERSON_NAME``: is a capitalised place name part of a person's name? Either it follows a
+    capitalised given name, with or without an initial ("Bruce Springfield", "John F Kennedy"), or it
+    is itself a given name in title case followed by a capitalised surname ("Florence Pugh", "Sydney
+    Sweeney"). ``before`` holds the tokens before the name as written (nearest last) that are no place
+    themselves, ``after`` the next one (None when it is a place or there is none). Why: people are
+    named after places and places after people; the given name beside it says which one is written."""
+    prev = before[-1] if before else ""
+    if len(before) >= 2 and len(prev) == 1 and prev.isupper() and prev not in PARTY_LETTERS:
+        prev = before[-2]  # an initial: "John F Kennedy"
+    lead = before[before.index(prev) - 1] if prev in before[1:] else ""  # the word before the given name
+    if _title(prev) and prev.lower() in given and prev.lower() not in GIVEN_NAME_WORDS and lead.lower() not in PLACE_NOUNS:
+        return True  # (after a place noun the given name is part of the place: "Lake Louise", "Lake Constance")
+    return (after is not None and _title(name) and name.lower() in given and _title(after)
+            and after.lower() in surnames and after.lower() not in PLACE_NOUNS)
+
+
+def business_name(run: list[str], name: str) -> bool:
+    """``BUSINESS_NAME``: is the place name a carmaker's, beside another capitalised word ("Yarra
+    Valley Toyota", "Toyota Camry")? ``run``: the capitalised words the name stands in (itself and up
+    to three each side). (Lodging and corporate names were measured too: a hotel named after a place
+    mostly stands there, "Hotel Moscow", "Butterfly Beach Hotel Barbados", so they are not read.)"""
+    return len(run) >= 2 and name.lower() in BRANDS
+
+
+def _title(word: str) -> bool:
+    return len(word) > 1 and word[0].isupper() and word[1:].islower()
 
 
 def name_in_prose(entries: list[tuple], country_type: int, region_type: int) -> list[tuple]:

@@ -35,17 +35,21 @@ import pyarrow.compute as pc
 
 from audit.geo.addresses import find_addresses
 from audit.geo.evidence import (
+    BUSINESS_NAME,
     NAME_IN_PROSE,
     NAMED_COUNTRY_BREAKS_TIE,
+    PERSON_NAME,
     PLACE_WEIGHTS,
     STATE_CODE_PICKS_NAMESAKE,
     STREET_TYPES,
     TIER_RANK,
     TIERS,
+    business_name,
     check_min_evidence,
     is_locative,
     name_in_prose,
     named_country_breaks_tie,
+    person_name,
     state_code_picks_namesake,
     tier_of,
 )
@@ -53,6 +57,7 @@ from audit.geo.lexicon import GAZETTEER_MATCH_TYPES, MATCH_WEIGHTS
 from audit.geo.mojibake import repair_mojibake
 from audit.geo.normalize import non_ascii_rows, normalize_array, normalize_cased_array
 from audit.geo.patterns import compile_patterns
+from audit.geo.sources import person_tokens
 
 OUTCOMES = ("single_country", "weighted_majority", "ambiguous", "unresolved")
 UNRESOLVED = OUTCOMES.index("unresolved")
@@ -144,6 +149,8 @@ class CountryResolver:
         self._context_country = compiled.context_country
         self._country_offsets, self._country_of_pattern = compiled.country_offsets, compiled.country
         self._country_dict = pa.array(self.countries, pa.string())
+        # given names and surnames (``person_name``), for the evidence rule only
+        self._persons = person_tokens() if self.policy == "evidence" else None
 
     def at_min_evidence(self, tier: str | None) -> CountryResolver:
         """The same compiled lexicon at another operating point (no recompiling)."""
@@ -297,12 +304,17 @@ class CountryResolver:
         blocked, check_case, table, pair_only = self._blocked, self._check_case, self._entries, self._pair_only
         hits: list[_Hit] = []
         fired: set[str] = set()  # the named rules (``audit.geo.evidence``) that changed this record's evidence
-        for start, end, pid, street in spans:
+        for i, (start, end, pid, street) in enumerate(spans):
             if blocked[pid] or street:
                 continue  # a blocker ("french fries" says nothing about France), or a street ("Dublin Road")
             entries = table[pid]
             if check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
+            if cased is not None and entries and self._persons is not None:
+                rule = self._name_of_other(spans, i, lower, cased, rec_start, rec_end)
+                if rule is not None and any(e[2] != _DEMONYM and not e[4] for e in entries):
+                    fired.add(rule)
+                    entries = [(*e[:4], True, *e[5:]) for e in entries if e[2] != _DEMONYM]
             if self._context_country[pid] and _written_as_name(lower, cased, rec_start, rec_end, start, end):
                 lifted = name_in_prose(entries, _COUNTRY, _REGION)
                 if lifted is not entries:
@@ -364,6 +376,25 @@ class CountryResolver:
         tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative)
         outcome = _SINGLE if len(place.keys() | demonym.keys()) == 1 else _MAJORITY
         return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier]), sorted(fired)
+
+    def _name_of_other(self, spans, i: int, lower, cased, rec_start: int, rec_end: int) -> str | None:
+        """``PERSON_NAME`` or ``BUSINESS_NAME`` when span ``i``, written capitalised, is part of a
+        person's or a business's name (``audit.geo.evidence``), else None."""
+        start, end = spans[i][0], spans[i][1]
+        if not _case_ok(1, lower, cased, start, end):
+            return None
+        before = bytes(cased[max(rec_start, start - 60):start]).decode("utf-8", "replace").split()[-3:]
+        after = bytes(cased[end:min(rec_end, end + 60)]).decode("utf-8", "replace").split()[:3]
+        name = _written(lower, cased, start, end)
+        run = [*_capitalised_tail(before), *name.split(), *_capitalised_tail(after[::-1])[::-1]]
+        if business_name(run, name):
+            return BUSINESS_NAME
+        place_before = any(s[1] == start for s in spans[:i])
+        place_after = any(s[0] == end for s in spans[i + 1:])
+        given, surnames = self._persons
+        if person_name([] if place_before else before, name, None if place_after or not after else after[0], given, surnames):
+            return PERSON_NAME
+        return None
 
     def _can_count(self, hits: np.ndarray, recs: np.ndarray, overlap: np.ndarray, n: int, addresses: dict) -> np.ndarray:
         """Which hits to keep: drops, vectorised, the ones the evidence rule would drop without
@@ -495,6 +526,16 @@ def _written_as_name(lower, cased, rec_start: int, rec_end: int, start: int, end
 def _written(lower, cased, start: int, end: int) -> str:
     """A span as written (lower-cased when the record's case is not at hand), without its separators."""
     return bytes((cased if cased is not None else lower)[start:end]).decode("utf-8", "replace").strip()
+
+
+def _capitalised_tail(tokens: list[str]) -> list[str]:
+    """The capitalised tokens at the end of ``tokens`` (the run of a name, nearest last)."""
+    out: list[str] = []
+    for t in reversed(tokens):
+        if not t[:1].isupper():
+            break
+        out.append(t)
+    return out[::-1]
 
 
 def _tokens_before(lower, rec_start: int, start: int) -> list[str]:

@@ -75,3 +75,39 @@ def test_state_code_picks_namesake_needs_a_code_written_as_one():
 def test_records_name_the_rules_that_changed_them(gazetteer):
     res = gazetteer.resolve(pa.array(["sunset over Peru VT", "crates shipped from Jordan", "a dog"]), with_matches=True)
     assert res.rules.to_pylist() == [["state_code_picks_namesake"], ["name_in_prose"], []]
+
+
+def test_person_name_lowers_a_place_inside_a_persons_name(gazetteer):
+    # PERSON_NAME: "Brenda Dallas", "Larry Houston" (a city after a given name), "Austin Sweeney" (a
+    # given-name city before a surname) and "Bruce F Springfield" (an initial between) name people
+    texts = ["portrait of Brenda Dallas at the gala", "Coach Larry Houston speaks", "Austin Sweeney signs autographs",
+             "Bruce F Springfield on stage"]
+    res = gazetteer.resolve(pa.array(texts), with_matches=True)
+    assert res.country.to_pylist() == [None, None, None, None]
+    assert all("person_name" in r for r in res.rules.to_pylist())
+
+
+def test_person_name_leaves_places_beside_names_and_features(gazetteer):
+    assert countries(gazetteer, [
+        "Austin Texas skyline at night",  # the next word is a place, not a surname
+        "Sydney Harbour at dusk",  # a feature word, no surname
+        "canoes on Lake Louise Alberta",  # a given name after a place noun is part of the place
+        "Maxine Waters, D-Los Angeles",  # a party letter is no initial
+    ]) == ["US", "AU", "CA", "US"]
+
+
+def test_person_name_rule_reads_given_names_and_surnames():
+    from audit.geo.evidence import person_name
+
+    given, surnames = frozenset({"john", "florence", "may"}), frozenset({"pugh", "kennedy"})
+    assert person_name(["John", "F"], "Kennedy", None, given, surnames)
+    assert person_name([], "Florence", "Pugh", given, surnames)
+    assert not person_name([], "FLORENCE", "Pugh", given, surnames)  # capitals: a heading, not a name
+    assert not person_name(["May"], "Kennedy", None, given, surnames)  # a month as often as a name
+    assert not person_name(["john"], "Kennedy", None, given, surnames)  # not written as a name
+
+
+def test_business_name_lowers_a_carmakers_place_name(gazetteer):
+    # BUSINESS_NAME: Toyota (Aichi) beside another capitalised word is the make; alone it is the city
+    assert countries(gazetteer, ["a used Toyota Corolla for sale", "Ballarat Toyota service centre",
+                                 "the car plants of Toyota"]) == [None, "AU", "JP"]
