@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 from audit.geo.addresses import find_addresses
 from audit.geo.evidence import (
     BUSINESS_NAME,
+    DEMONYM_IN_FIXED_PHRASE,
     NAME_IN_PROSE,
     NAMED_COUNTRY_BREAKS_TIE,
     PERSON_NAME,
@@ -46,6 +47,7 @@ from audit.geo.evidence import (
     TIERS,
     business_name,
     check_min_evidence,
+    demonym_in_fixed_phrase,
     is_locative,
     name_in_prose,
     named_country_breaks_tie,
@@ -310,6 +312,9 @@ class CountryResolver:
             entries = table[pid]
             if check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
+            if entries and any(e[2] == _DEMONYM for e in entries) and demonym_in_fixed_phrase(_next_token(lower, end, rec_end)):
+                fired.add(DEMONYM_IN_FIXED_PHRASE)
+                entries = [e for e in entries if e[2] != _DEMONYM]
             if cased is not None and entries and self._persons is not None:
                 rule = self._name_of_other(spans, i, lower, cased, rec_start, rec_end)
                 if rule is not None and any(e[2] != _DEMONYM and not e[4] for e in entries):
@@ -526,6 +531,12 @@ def _written_as_name(lower, cased, rec_start: int, rec_end: int, start: int, end
 def _written(lower, cased, start: int, end: int) -> str:
     """A span as written (lower-cased when the record's case is not at hand), without its separators."""
     return bytes((cased if cased is not None else lower)[start:end]).decode("utf-8", "replace").strip()
+
+
+def _next_token(lower, end: int, rec_end: int) -> str:
+    """The (lower-cased) token after a span ending at ``end``, or ""."""
+    after = bytes(lower[end:min(rec_end, end + 24)]).split()
+    return after[0].decode("utf-8", "replace") if after else ""
 
 
 def _capitalised_tail(tokens: list[str]) -> list[str]:
