@@ -9,7 +9,10 @@ turns a record below the chosen tier into ``unresolved``:
 3. ``town_after_locative`` — one small place right after a locative word ("a cabin in Gimli").
 4. ``large_city`` — one city of ≥ 100,000 people or a national capital.
 5. ``bare_town`` — one small place with nothing around it ("Gimli sunset").
-6. ``demonym`` — one adjective of nationality ("Danish style sideboard").
+6. ``village`` — one place of fewer than 1,000 people (GeoNames' ``cities500`` beyond ``cities1000``),
+   with or without a locative ("a week in Vougeot"): the gazetteer's widest net, kept apart so
+   ``--min-evidence bare_town`` leaves it out.
+7. ``demonym`` — one adjective of nationality ("Danish style sideboard").
 
 The gazetteer's decision: places outrank demonyms. A country's place score is 4 per country,
 region, code or address alias, 3 per large city, 2 per small place; the highest place score wins, a
@@ -34,6 +37,7 @@ from __future__ import annotations
 from audit.geo.choices import TIERS
 
 TIER_RANK = {t: i for i, t in enumerate(TIERS)}
+VILLAGE_POPULATION = 1000  # a lone town below this many people decides at the ``village`` tier
 PLACE_WEIGHTS = {"country": 4, "region": 4, "code": 4, "address": 4, "city": 3, "town": 2}
 # Prepositions of place (and "city of …"): a capitalised small place right after one is meant as a place.
 LOCATIVES = frozenset({"in", "at", "near", "from", "outside", "around", "across", "throughout", "within", "of"})
@@ -54,16 +58,16 @@ NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
 STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
 PERSON_NAME = "person_name"
 DEMONYM_IN_FIXED_PHRASE = "demonym_in_fixed_phrase"
-# Nouns that make a demonym before them a dish, a breed, a lesson or a named quarter that travels, not
-# a place ("Mexican food", "German Shepherd", "French lessons", "French Quarter", "Spanish Bungalow"):
+# Nouns that make a demonym before them a dish, a breed or a named quarter that travels, not a place
+# ("Mexican food", "German Shepherd", "French Quarter", "Spanish Bungalow"):
 # WordNet's collocations block the fixed ones it lists; these heads cover the open classes. Measured
 # and left out: styles ("French Country kitchen", "Japanese style"), which the silver labels place in
-# the style's country, and armies and the press ("Lebanese Army", "Canadian Press"), which geo_dev's do.
+# the style's country, armies and the press ("Lebanese Army", "Canadian Press"), which geo_dev's do, and
+# languages, which count as the country's emblem (tests/audit/geo/test_gazetteer_resolve.py).
 FIXED_PHRASE_HEADS = frozenset({
     "quarter", "bungalow", "fries", "toast", "braid", "braids", "twist", "manicure", "horn", "bulldog", "poodle",
     "mastiff", "shepherd", "terrier", "setter", "pointer", "cuisine", "food", "restaurant", "dressing", "vanilla",
-    "roast", "bread", "salad", "sausage", "language", "lesson", "lessons", "teacher", "class", "classes",
-    "course", "tutor", "translation",
+    "roast", "bread", "salad", "sausage",
 })
 BUSINESS_NAME = "business_name"
 
@@ -145,8 +149,8 @@ def person_name(before: list[str], name: str, after: str | None, given: frozense
 
 def demonym_in_fixed_phrase(next_word: str) -> bool:
     """``DEMONYM_IN_FIXED_PHRASE``: does the word after a demonym (lower case) make a fixed phrase of
-    it ("Spanish Bungalow", "French Quarter", "Thai cuisine")? Why: the dish, the breed, the lesson and
-    the quarter are found far from their country; the demonym then says nothing of where the picture is."""
+    it ("Spanish Bungalow", "French Quarter", "Thai cuisine")? Why: the dish, the breed and the
+    quarter are found far from their country; the demonym then says nothing of where the picture is."""
     return next_word in FIXED_PHRASE_HEADS
 
 
@@ -194,8 +198,9 @@ def is_locative(previous: list[str]) -> bool:
     return word in LOCATIVES
 
 
-def tier_of(match_types: list[str], locative: bool) -> str:
-    """The tier of a winning country from its distinct supporting aliases' match types."""
+def tier_of(match_types: list[str], locative: bool, village: bool = False) -> str:
+    """The tier of a winning country from its distinct supporting aliases' match types (``village``:
+    its one town has fewer than ``VILLAGE_POPULATION`` people)."""
     if len(match_types) >= 2:
         return "corroborated"
     (mtype,) = match_types
@@ -204,5 +209,5 @@ def tier_of(match_types: list[str], locative: bool) -> str:
     if mtype == "city":
         return "large_city"
     if mtype == "town":
-        return "town_after_locative" if locative else "bare_town"
+        return "village" if village else "town_after_locative" if locative else "bare_town"
     return "demonym"

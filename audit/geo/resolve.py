@@ -45,6 +45,7 @@ from audit.geo.evidence import (
     STREET_TYPES,
     TIER_RANK,
     TIERS,
+    VILLAGE_POPULATION,
     business_name,
     check_min_evidence,
     demonym_in_fixed_phrase,
@@ -74,6 +75,7 @@ _PAIR_TAILS = frozenset({_T["region"], _T["code"], _T["country"]})
 _SINGLE, _MAJORITY, _AMBIGUOUS = (OUTCOMES.index(o) for o in ("single_country", "weighted_majority", "ambiguous"))
 # A record decided by one alias of one type: its score and its tier (without, with a locative before it)
 _LONE_WEIGHT = tuple(1 if t == "demonym" else PLACE_WEIGHTS.get(t, 0) for t in ALL_MATCH_TYPES)
+_VILLAGE = TIER_RANK["village"]
 _LONE_TIER = tuple((TIER_RANK[tier_of([t], False)], TIER_RANK[tier_of([t], True)]) for t in ALL_MATCH_TYPES)
 # The token after every hit is compared with the street types at once, as fixed-width byte keys.
 _STREET_WIDTH = max(map(len, STREET_TYPES)) + 1  # a street type and the space after it
@@ -333,7 +335,9 @@ class CountryResolver:
             if len(hits) == 1:
                 alone = [e for e in hits[0].entries if not (e[3] or e[4])]
                 if len(alone) == 1:  # the common case: one name, one country
-                    (norm, code, mtype, *_), = alone
+                    (norm, code, mtype, *_, population), = alone
+                    if mtype == _TOWN and (population or 0) < VILLAGE_POPULATION:
+                        return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _VILLAGE), sorted(fired)
                     locative = mtype == _TOWN and is_locative(_tokens_before(lower, rec_start, hits[0].start))
                     return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _LONE_TIER[mtype][locative]), sorted(fired)
         if len(hits) > 1:
@@ -370,15 +374,15 @@ class CountryResolver:
         if len(leaders) > 1:
             return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1), sorted(fired)
         winner = leaders[0]
-        distinct, town = set(), None  # the winner's distinct (type, alias) and its first town
+        distinct, town, town_population = set(), None, 0  # the winner's distinct (type, alias), its first town
         for h in hits:
             for e in h.entries:
                 if e[1] == winner:
                     distinct.add((e[2], h.alias))
                     if town is None and e[2] == _TOWN:
-                        town = h
+                        town, town_population = h, e[7] or 0
         locative = town is not None and is_locative(_tokens_before(lower, rec_start, town.start))
-        tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative)
+        tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative, town is not None and town_population < VILLAGE_POPULATION)
         outcome = _SINGLE if len(place.keys() | demonym.keys()) == 1 else _MAJORITY
         return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier]), sorted(fired)
 
@@ -394,8 +398,9 @@ class CountryResolver:
         run = [*_capitalised_tail(before), *name.split(), *_capitalised_tail(after[::-1])[::-1]]
         if business_name(run, name):
             return BUSINESS_NAME
-        place_before = any(s[1] == start for s in spans[:i])
-        place_after = any(s[0] == end for s in spans[i + 1:])
+        # a name beside it that can count alone is a place, and no given name or surname ("Austin Texas")
+        place_before = any(s[1] == start and self._anchors[s[2]] for s in spans[:i])
+        place_after = any(s[0] == end and self._anchors[s[2]] for s in spans[i + 1:])
         given, surnames = self._persons
         if person_name([] if place_before else before, name, None if place_after or not after else after[0], given, surnames):
             return PERSON_NAME

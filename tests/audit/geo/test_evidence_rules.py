@@ -114,8 +114,8 @@ def test_business_name_lowers_a_carmakers_place_name(gazetteer):
 
 
 def test_demonym_in_fixed_phrase_does_not_locate(gazetteer):
-    # DEMONYM_IN_FIXED_PHRASE: the dish, the lesson and the breed travel; a plain demonym still counts
-    res = gazetteer.resolve(pa.array(["Thai cuisine night at the community hall", "my Portuguese lessons, week two",
+    # DEMONYM_IN_FIXED_PHRASE: the dish and the breed travel; a plain demonym still counts
+    res = gazetteer.resolve(pa.array(["Thai cuisine night at the community hall", "a Portuguese sausage roll",
                                       "a Greek salad and lemonade", "a Thai temple at dawn"]), with_matches=True)
     assert res.country.to_pylist() == [None, None, None, "TH"]
     assert res.rules.to_pylist()[:3] == [["demonym_in_fixed_phrase"]] * 3
