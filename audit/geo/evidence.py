@@ -97,6 +97,15 @@ PLACE_NOUNS = frozenset({
 # Carmakers named after a place ("Toyota", Aichi): the name followed or preceded by another capitalised
 # word is the make of a car or a dealer ("Toyota Camry", "Yarra Valley Toyota").
 BRANDS = frozenset({"toyota", "lincoln", "pontiac", "cadillac", "dodge", "mercedes", "bentley"})
+# Titles and offices written before a person's name ("Mr Paterson", "Mayor Virginia Raggi", "Coach
+# Holroyd"): a capitalised place name right after one is a surname or a given name. ("Miss" and "Rep"
+# are left out: "Miss Ohio" is a pageant of the place, "Rep Congo" the Republic of the Congo.)
+HONORIFICS = frozenset({
+    "mr", "mrs", "ms", "mx", "dr", "sir", "dame", "sen", "senator", "gov", "governor",
+    "mayor", "president", "coach", "judge", "justice", "officer", "sgt", "sergeant", "lt", "capt", "captain", "col",
+    "gen", "prof", "professor", "rev", "reverend", "pastor", "father", "detective", "attorney", "councillor",
+    "councilman", "councilwoman", "commissioner", "trooper", "deputy", "chancellor", "minister", "sheriff",
+})
 # US party-and-place labels ("Barbara Lee, D-Oakland"; "R-Texas"): a capital letter there is no initial.
 PARTY_LETTERS = frozenset({"D", "R", "I"})
 
@@ -132,12 +141,15 @@ def state_code_picks_namesake(heads: list[tuple], codes: list[tuple], code_type:
 
 def person_name(before: list[str], name: str, after: str | None, given: frozenset[str], surnames: frozenset[str]) -> bool:
     """``PERSON_NAME``: is a capitalised place name part of a person's name? Either it follows a
-    capitalised given name, with or without an initial ("Bruce Springfield", "John F Kennedy"), or it
+    title ("Mr Paterson", "Mayor Virginia Raggi") or a capitalised given name, with or without an
+    initial ("Bruce Springfield", "John F Kennedy"), or it
     is itself a given name in title case followed by a capitalised surname ("Florence Pugh", "Sydney
     Sweeney"). ``before`` holds the tokens before the name as written (nearest last) that are no place
     themselves, ``after`` the next one (None when it is a place or there is none). Why: people are
     named after places and places after people; the given name beside it says which one is written."""
     prev = before[-1] if before else ""
+    if prev.lower() in HONORIFICS and prev[:1].isupper():
+        return True  # a title: "Mr Paterson", "Mayor Virginia Raggi"
     if len(before) >= 2 and len(prev) == 1 and prev.isupper() and prev not in PARTY_LETTERS:
         prev = before[-2]  # an initial: "John F Kennedy"
     lead = before[before.index(prev) - 1] if prev in before[1:] else ""  # the word before the given name

@@ -119,3 +119,9 @@ def test_demonym_in_fixed_phrase_does_not_locate(gazetteer):
                                       "a Greek salad and lemonade", "a Thai temple at dawn"]), with_matches=True)
     assert res.country.to_pylist() == [None, None, None, "TH"]
     assert res.rules.to_pylist()[:3] == [["demonym_in_fixed_phrase"]] * 3
+
+
+def test_person_name_after_a_title(gazetteer):
+    # PERSON_NAME: a title before a capitalised place name makes it a surname; a pageant title does not
+    assert countries(gazetteer, ["a statement from Mr Brisbane, the club secretary", "Judge Houston ruled on Monday",
+                                 "crowned Miss Nebraska last June"]) == [None, None, "US"]
