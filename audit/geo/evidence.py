@@ -58,8 +58,8 @@ NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
 STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
 PERSON_NAME = "person_name"
 DEMONYM_IN_FIXED_PHRASE = "demonym_in_fixed_phrase"
-# Nouns that make a demonym before them a dish, a breed or a named quarter that travels, not a place
-# ("Mexican food", "German Shepherd", "French Quarter", "Spanish Bungalow"):
+# Nouns that make a demonym before them a dish, a breed, a sport, an airline or a named quarter that
+# travels, not a place ("Mexican food", "German Shepherd", "American football", "French Quarter"):
 # WordNet's collocations block the fixed ones it lists; these heads cover the open classes. Measured
 # and left out: styles ("French Country kitchen", "Japanese style"), which the silver labels place in
 # the style's country, armies and the press ("Lebanese Army", "Canadian Press"), which geo_dev's do, and
@@ -67,7 +67,7 @@ DEMONYM_IN_FIXED_PHRASE = "demonym_in_fixed_phrase"
 FIXED_PHRASE_HEADS = frozenset({
     "quarter", "bungalow", "fries", "toast", "braid", "braids", "twist", "manicure", "horn", "bulldog", "poodle",
     "mastiff", "shepherd", "terrier", "setter", "pointer", "cuisine", "food", "restaurant", "dressing", "vanilla",
-    "roast", "bread", "salad", "sausage",
+    "roast", "bread", "salad", "sausage", "broccoli", "football", "footballer", "rules", "airlines", "airways",
 })
 BUSINESS_NAME = "business_name"
 

@@ -119,6 +119,8 @@ def test_demonym_in_fixed_phrase_does_not_locate(gazetteer):
                                       "a Greek salad and lemonade", "a Thai temple at dawn"]), with_matches=True)
     assert res.country.to_pylist() == [None, None, None, "TH"]
     assert res.rules.to_pylist()[:3] == [["demonym_in_fixed_phrase"]] * 3
+    # the sport and the airline travel too (the shipped CC3M sample's commonest false positive)
+    assert countries(gazetteer, ["an american football tackle at practice", "a Canadian Airlines jet on approach"]) == [None, None]
 
 
 def test_person_name_after_a_title(gazetteer):
