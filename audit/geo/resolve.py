@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 
 from audit.geo.addresses import find_addresses
 from audit.geo.evidence import (
+    BRANDS,
     BUSINESS_NAME,
     DEMONYM_IN_FIXED_PHRASE,
     NAME_IN_PROSE,
@@ -151,6 +152,7 @@ class CountryResolver:
         self._check_case = compiled.case_checked.tolist()  # cased patterns passed their case rule already
         self._pair_only = compiled.pair_only.tolist()
         self._context_country = compiled.context_country
+        self._demonym = compiled.demonym.tolist()
         self._country_offsets, self._country_of_pattern = compiled.country_offsets, compiled.country
         self._country_dict = pa.array(self.countries, pa.string())
         # given names and surnames (``person_name``), for the evidence rule only
@@ -314,12 +316,12 @@ class CountryResolver:
             entries = table[pid]
             if check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
-            if entries and any(e[2] == _DEMONYM for e in entries) and demonym_in_fixed_phrase(_next_token(lower, end, rec_end)):
+            if self._demonym[pid] and demonym_in_fixed_phrase(_next_token(lower, end, rec_end)) and any(e[2] == _DEMONYM for e in entries):
                 fired.add(DEMONYM_IN_FIXED_PHRASE)
                 entries = [e for e in entries if e[2] != _DEMONYM]
-            if cased is not None and entries and self._persons is not None:
-                rule = self._name_of_other(spans, i, lower, cased, rec_start, rec_end)
-                if rule is not None and any(e[2] != _DEMONYM and not e[4] for e in entries):
+            if cased is not None and self._persons is not None and any(e[2] != _DEMONYM and not e[4] for e in entries):
+                rule = self._name_of_other(spans, i, entries[0][0], lower, cased, rec_start, rec_end)
+                if rule is not None:
                     fired.add(rule)
                     entries = [(*e[:4], True, *e[5:]) for e in entries if e[2] != _DEMONYM]
             if self._context_country[pid] and _written_as_name(lower, cased, rec_start, rec_end, start, end):
@@ -386,22 +388,27 @@ class CountryResolver:
         outcome = _SINGLE if len(place.keys() | demonym.keys()) == 1 else _MAJORITY
         return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier]), sorted(fired)
 
-    def _name_of_other(self, spans, i: int, lower, cased, rec_start: int, rec_end: int) -> str | None:
-        """``PERSON_NAME`` or ``BUSINESS_NAME`` when span ``i``, written capitalised, is part of a
-        person's or a business's name (``audit.geo.evidence``), else None."""
+    def _name_of_other(self, spans, i: int, alias_norm: str, lower, cased, rec_start: int, rec_end: int) -> str | None:
+        """``PERSON_NAME`` or ``BUSINESS_NAME`` when span ``i`` (its entries' name ``alias_norm``),
+        written capitalised, is part of a person's or a business's name (``audit.geo.evidence``), else None."""
         start, end = spans[i][0], spans[i][1]
+        given, surnames = self._persons
+        brand, given_name = alias_norm in BRANDS, alias_norm in given
+        raw_before = bytes(cased[max(rec_start, start - 60):start]).split()[-3:]
+        # most names have a lower-case word before them and are no given name: neither rule can apply
+        if not (brand or given_name or (raw_before and raw_before[-1].decode("utf-8", "replace")[:1].isupper())):
+            return None
         if not _case_ok(1, lower, cased, start, end):
             return None
-        before = bytes(cased[max(rec_start, start - 60):start]).decode("utf-8", "replace").split()[-3:]
-        after = bytes(cased[end:min(rec_end, end + 60)]).decode("utf-8", "replace").split()[:3]
         name = _written(lower, cased, start, end)
-        run = [*_capitalised_tail(before), *name.split(), *_capitalised_tail(after[::-1])[::-1]]
-        if business_name(run, name):
+        raw_after = bytes(cased[end:min(rec_end, end + 60)]).split()[:3]
+        before = [t.decode("utf-8", "replace") for t in raw_before]
+        after = [t.decode("utf-8", "replace") for t in raw_after]
+        if brand and business_name([*_capitalised_tail(before), *name.split(), *_capitalised_tail(after[::-1])[::-1]], name):
             return BUSINESS_NAME
         # a name beside it that can count alone is a place, and no given name or surname ("Austin Texas")
         place_before = any(s[1] == start and self._anchors[s[2]] for s in spans[:i])
         place_after = any(s[0] == end and self._anchors[s[2]] for s in spans[i + 1:])
-        given, surnames = self._persons
         if person_name([] if place_before else before, name, None if place_after or not after else after[0], given, surnames):
             return PERSON_NAME
         return None
