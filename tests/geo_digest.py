@@ -13,6 +13,14 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   of the 11,350 development sentences 7 changed, 6 by ``named_country_breaks_tie`` (ambiguous →
   the named country) and 1 by ``name_in_prose`` (unresolved → JO). ``paper`` and ``extended``
   decide as before.
+* issue 32, the context rules ``STATE_CODE_PICKS_NAMESAKE``, ``PERSON_NAME``, ``BUSINESS_NAME`` and
+  ``DEMONYM_IN_FIXED_PHRASE``, the ``village`` tier (GeoNames places of 500–999 people, lexicon
+  rebuilt), the second mojibake pass, and the records' new ``rules`` column (so every job records
+  digest changed), ``gazetteer`` only: of the 40,847 shipped captions 63 changed their country, 59 by
+  ``demonym_in_fixed_phrase`` ("american football player" → none) and 4 by a village; of the 11,350
+  development sentences 116 changed (97 country, 11 outcome, 8 tier only): 55 by ``person_name``, 48
+  by a village, 7 by ``demonym_in_fixed_phrase``, 4 by ``business_name``, 2 by the rebuilt lexicon's
+  namesakes. ``paper`` and ``extended`` decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

@@ -11,4 +11,4 @@ PROFILE_NOTES = {
     "gazetteer": "small places, counties, state codes and postcodes, with evidence tiers",
 }
 # evidence tiers of the gazetteer, strongest first (``audit.geo.evidence`` assigns them)
-TIERS = ("corroborated", "country_region_address", "town_after_locative", "large_city", "bare_town", "demonym")
+TIERS = ("corroborated", "country_region_address", "town_after_locative", "large_city", "bare_town", "village", "demonym")

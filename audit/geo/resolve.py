@@ -35,20 +35,33 @@ import pyarrow.compute as pc
 
 from audit.geo.addresses import find_addresses
 from audit.geo.evidence import (
+    BRANDS,
+    BUSINESS_NAME,
+    DEMONYM_IN_FIXED_PHRASE,
+    NAME_IN_PROSE,
+    NAMED_COUNTRY_BREAKS_TIE,
+    PERSON_NAME,
     PLACE_WEIGHTS,
+    STATE_CODE_PICKS_NAMESAKE,
     STREET_TYPES,
     TIER_RANK,
     TIERS,
+    VILLAGE_POPULATION,
+    business_name,
     check_min_evidence,
+    demonym_in_fixed_phrase,
     is_locative,
     name_in_prose,
     named_country_breaks_tie,
+    person_name,
+    state_code_picks_namesake,
     tier_of,
 )
 from audit.geo.lexicon import GAZETTEER_MATCH_TYPES, MATCH_WEIGHTS
 from audit.geo.mojibake import repair_mojibake
 from audit.geo.normalize import non_ascii_rows, normalize_array, normalize_cased_array
 from audit.geo.patterns import Patterns, compile_patterns
+from audit.geo.sources import person_tokens
 
 OUTCOMES = ("single_country", "weighted_majority", "ambiguous", "unresolved")
 UNRESOLVED = OUTCOMES.index("unresolved")
@@ -63,6 +76,7 @@ _PAIR_TAILS = frozenset({_T["region"], _T["code"], _T["country"]})
 _SINGLE, _MAJORITY, _AMBIGUOUS = (OUTCOMES.index(o) for o in ("single_country", "weighted_majority", "ambiguous"))
 # A record decided by one alias of one type: its score and its tier (without, with a locative before it)
 _LONE_WEIGHT = tuple(1 if t == "demonym" else PLACE_WEIGHTS.get(t, 0) for t in ALL_MATCH_TYPES)
+_VILLAGE = TIER_RANK["village"]
 _LONE_TIER = tuple((TIER_RANK[tier_of([t], False)], TIER_RANK[tier_of([t], True)]) for t in ALL_MATCH_TYPES)
 # The token after every hit is compared with the street types at once, as fixed-width byte keys.
 _STREET_WIDTH = max(map(len, STREET_TYPES)) + 1  # a street type and the space after it
@@ -87,6 +101,7 @@ class Resolution:
     tier_counts: dict[str, int] = field(default_factory=dict)  # resolved records by tier (before min_evidence)
     mojibake_repaired: int = 0  # records whose text was repaired before matching
     below_min_evidence: int = 0  # records resolved but turned unresolved by min_evidence
+    rules: pa.Array | None = None  # list<string>: the named evidence rules that changed each record, with the matches
 
 
 @dataclass(slots=True)
@@ -138,8 +153,11 @@ class CountryResolver:
         self._check_case = compiled.case_checked.tolist()  # cased patterns passed their case rule already
         self._pair_only = compiled.pair_only.tolist()
         self._context_country = compiled.context_country
+        self._demonym = compiled.demonym.tolist()
         self._country_offsets, self._country_of_pattern = compiled.country_offsets, compiled.country
         self._country_dict = pa.array(self.countries, pa.string())
+        # given names and surnames (``person_name``), for the evidence rule only
+        self._persons = person_tokens() if self.policy == "evidence" else None
 
     def at_min_evidence(self, tier: str | None) -> CountryResolver:
         """The same compiled lexicon at another operating point (no recompiling)."""
@@ -217,13 +235,16 @@ class CountryResolver:
         rec_start = (offsets - base).tolist()
         aligned_rec = aligned.tolist() if aligned is not None else [False] * n
         per_record: dict[int, list[tuple[str, int, int]]] = {}
+        per_record_rules: dict[int, list[str]] = {}
         decided: list[int] = []
         decisions: list[tuple[int, int, int, int]] = []
         matched_types: list[int] = []
         for rec, first, last, overlapping in groups:
             mine = _leftmost_longest(spans[first:last]) if overlapping else spans[first:last]
-            kept, decision = decide(mine, lower_view, cased_view if aligned_rec[rec] else None, rec_start[rec],
-                                    rec_start[rec + 1], addresses.get(rec, ()))
+            kept, decision, fired = decide(mine, lower_view, cased_view if aligned_rec[rec] else None, rec_start[rec],
+                                           rec_start[rec + 1], addresses.get(rec, ()))
+            if fired:
+                per_record_rules[rec] = fired
             if kept:
                 per_record[rec] = kept
                 matched_types += [m[2] for m in kept]
@@ -253,6 +274,7 @@ class CountryResolver:
             mojibake_repaired=repaired,
             below_min_evidence=below,
             country_index=country_idx,
+            rules=_lists(n, per_record_rules) if with_matches else None,
         )
 
     # ---- the weighted rule (paper, extended) -----------------------------------------------------
@@ -282,33 +304,47 @@ class CountryResolver:
                     continue
                 out.append((alias, code, mtype, end))
         kept = sorted({(a, c, t) for a, c, t, _ in out})
-        return kept, (_decide(kept) if kept else None)
+        return kept, (_decide(kept) if kept else None), []
 
     # ---- the evidence rule (gazetteer) ----------------------------------------------------------
     def _evidence(self, spans, lower, cased, rec_start, rec_end, addresses):
         blocked, check_case, table, pair_only = self._blocked, self._check_case, self._entries, self._pair_only
         hits: list[_Hit] = []
-        for start, end, pid, street in spans:
+        fired: set[str] = set()  # the named rules (``audit.geo.evidence``) that changed this record's evidence
+        for i, (start, end, pid, street) in enumerate(spans):
             if blocked[pid] or street:
                 continue  # a blocker ("french fries" says nothing about France), or a street ("Dublin Road")
             entries = table[pid]
             if check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
+            if self._demonym[pid] and demonym_in_fixed_phrase(_next_token(lower, end, rec_end)) and any(e[2] == _DEMONYM for e in entries):
+                fired.add(DEMONYM_IN_FIXED_PHRASE)
+                entries = [e for e in entries if e[2] != _DEMONYM]
+            if cased is not None and self._persons is not None and any(e[2] != _DEMONYM and not e[4] for e in entries):
+                rule = self._name_of_other(spans, i, entries[0][0], lower, cased, rec_start, rec_end)
+                if rule is not None:
+                    fired.add(rule)
+                    entries = [(*e[:4], True, *e[5:]) for e in entries if e[2] != _DEMONYM]
             if self._context_country[pid] and _written_as_name(lower, cased, rec_start, rec_end, start, end):
-                entries = name_in_prose(entries, _COUNTRY, _REGION)
+                lifted = name_in_prose(entries, _COUNTRY, _REGION)
+                if lifted is not entries:
+                    fired.add(NAME_IN_PROSE)
+                    entries = lifted
             if entries:
                 hits.append(_Hit(entries[0][0], start, end, entries, pid))
         if not addresses:
             if not hits:
-                return [], None
+                return [], None, sorted(fired)
             if len(hits) == 1:
                 alone = [e for e in hits[0].entries if not (e[3] or e[4])]
                 if len(alone) == 1:  # the common case: one name, one country
-                    (norm, code, mtype, *_), = alone
+                    (norm, code, mtype, *_, population), = alone
+                    if mtype == _TOWN and (population or 0) < VILLAGE_POPULATION:
+                        return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _VILLAGE), sorted(fired)
                     locative = mtype == _TOWN and is_locative(_tokens_before(lower, rec_start, hits[0].start))
-                    return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _LONE_TIER[mtype][locative])
+                    return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _LONE_TIER[mtype][locative]), sorted(fired)
         if len(hits) > 1:
-            _pair(hits)
+            _pair(hits, lower, cased, fired)
         for h in hits:
             if not h.paired and pair_only[h.pid]:
                 h.entries = [e for e in h.entries if not e[3]]
@@ -320,7 +356,7 @@ class CountryResolver:
         _agree(hits)
         hits = [h for h in hits if h.entries]
         if not hits:
-            return [], None
+            return [], None, sorted(fired)
         place: dict[int, int] = {}
         demonym: dict[int, int] = {}
         for h in hits:
@@ -334,21 +370,49 @@ class CountryResolver:
         top = max(board.values())
         leaders = [c for c, v in board.items() if v == top]
         if len(leaders) > 1 and place:
-            leaders = named_country_breaks_tie(leaders, {e[1] for h in hits for e in h.entries if e[2] == _COUNTRY})
+            broken = named_country_breaks_tie(leaders, {e[1] for h in hits for e in h.entries if e[2] == _COUNTRY})
+            if broken != leaders:
+                fired.add(NAMED_COUNTRY_BREAKS_TIE)
+                leaders = broken
         if len(leaders) > 1:
-            return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1)
+            return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1), sorted(fired)
         winner = leaders[0]
-        distinct, town = set(), None  # the winner's distinct (type, alias) and its first town
+        distinct, town, town_population = set(), None, 0  # the winner's distinct (type, alias), its first town
         for h in hits:
             for e in h.entries:
                 if e[1] == winner:
                     distinct.add((e[2], h.alias))
                     if town is None and e[2] == _TOWN:
-                        town = h
+                        town, town_population = h, e[7] or 0
         locative = town is not None and is_locative(_tokens_before(lower, rec_start, town.start))
-        tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative)
+        tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative, town is not None and town_population < VILLAGE_POPULATION)
         outcome = _SINGLE if len(place.keys() | demonym.keys()) == 1 else _MAJORITY
-        return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier])
+        return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier]), sorted(fired)
+
+    def _name_of_other(self, spans, i: int, alias_norm: str, lower, cased, rec_start: int, rec_end: int) -> str | None:
+        """``PERSON_NAME`` or ``BUSINESS_NAME`` when span ``i`` (its entries' name ``alias_norm``),
+        written capitalised, is part of a person's or a business's name (``audit.geo.evidence``), else None."""
+        start, end = spans[i][0], spans[i][1]
+        given, surnames = self._persons
+        brand, given_name = alias_norm in BRANDS, alias_norm in given
+        raw_before = bytes(cased[max(rec_start, start - 60):start]).split()[-3:]
+        # most names have a lower-case word before them and are no given name: neither rule can apply
+        if not (brand or given_name or (raw_before and raw_before[-1].decode("utf-8", "replace")[:1].isupper())):
+            return None
+        if not _case_ok(1, lower, cased, start, end):
+            return None
+        name = _written(lower, cased, start, end)
+        raw_after = bytes(cased[end:min(rec_end, end + 60)]).split()[:3]
+        before = [t.decode("utf-8", "replace") for t in raw_before]
+        after = [t.decode("utf-8", "replace") for t in raw_after]
+        if brand and business_name([*_capitalised_tail(before), *name.split(), *_capitalised_tail(after[::-1])[::-1]], name):
+            return BUSINESS_NAME
+        # a name beside it that can count alone is a place, and no given name or surname ("Austin Texas")
+        place_before = any(s[1] == start and self._anchors[s[2]] for s in spans[:i])
+        place_after = any(s[0] == end and self._anchors[s[2]] for s in spans[i + 1:])
+        if person_name([] if place_before else before, name, None if place_after or not after else after[0], given, surnames):
+            return PERSON_NAME
+        return None
 
     def _can_count(self, hits: np.ndarray, recs: np.ndarray, overlap: np.ndarray, n: int, addresses: dict) -> np.ndarray:
         """Which hits to keep: drops, vectorised, the ones the evidence rule would drop without
@@ -408,6 +472,15 @@ class CountryResolver:
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
+def _lists(n: int, per_record: dict[int, list[str]]) -> pa.Array:
+    """list<string> of ``n`` rows from the few rows that have any (the rest empty)."""
+    sizes = np.zeros(n + 1, dtype=np.int32)
+    for rec, names in per_record.items():
+        sizes[rec + 1] = len(names)
+    values = [name for rec in sorted(per_record) for name in per_record[rec]]
+    return pa.ListArray.from_arrays(pa.array(np.cumsum(sizes, dtype=np.int32)), pa.array(values, pa.string()))
+
+
 def _plain(arr: pa.Array) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -468,6 +541,27 @@ def _written_as_name(lower, cased, rec_start: int, rec_end: int, start: int, end
     return not (after and after[0][:1].isupper()) and is_locative(_tokens_before(lower, rec_start, start))
 
 
+def _written(lower, cased, start: int, end: int) -> str:
+    """A span as written (lower-cased when the record's case is not at hand), without its separators."""
+    return bytes((cased if cased is not None else lower)[start:end]).decode("utf-8", "replace").strip()
+
+
+def _next_token(lower, end: int, rec_end: int) -> str:
+    """The (lower-cased) token after a span ending at ``end``, or ""."""
+    after = bytes(lower[end:min(rec_end, end + 24)]).split()
+    return after[0].decode("utf-8", "replace") if after else ""
+
+
+def _capitalised_tail(tokens: list[str]) -> list[str]:
+    """The capitalised tokens at the end of ``tokens`` (the run of a name, nearest last)."""
+    out: list[str] = []
+    for t in reversed(tokens):
+        if not t[:1].isupper():
+            break
+        out.append(t)
+    return out[::-1]
+
+
 def _tokens_before(lower, rec_start: int, start: int) -> list[str]:
     lo = max(rec_start, start - 40)
     return [t.decode("utf-8", "replace") for t in bytes(lower[lo:start]).split()[-_LOCATIVE_TOKENS:]]
@@ -488,28 +582,37 @@ def _street_follows(lower, ends: np.ndarray) -> np.ndarray:
     return (window[:, 0] == 32) & (width > 0) & np.isin(keys, _STREET_KEYS)
 
 
-def _pair(hits: list[_Hit]) -> None:
+def _pair(hits: list[_Hit], lower, cased, fired: set[str]) -> None:
     """"Town, Region" / "Town ST" / "Town, Country": adjacent names that agree confirm each other.
 
     The town keeps only its namesakes in the region's country (in the coded state, for codes), the
-    region only its entries in the town's country, and both count even when context-only."""
-    for a, b in zip(hits, hits[1:]):
-        if b.start != a.end:
-            continue
-        towns = [e for e in a.entries if e[2] in _PAIR_HEADS]
-        tails = [e for e in b.entries if e[2] in _PAIR_TAILS] if towns else None
-        if not tails:
-            continue
-        keep_a, keep_b = set(), set()
-        for t in tails:
-            for e in towns:
-                if e[1] == t[1] and (t[2] != _CODE or t[6] & e[6]) and e is not t:
-                    keep_a.add(e)
-                    keep_b.add(t)
+    region only its entries in the town's country, and both count even when context-only. (One span
+    may be two hits, its any-case and its capitalised-only entries: each is tried with the next name.)"""
+    for i, b in enumerate(hits):
+        for a in hits[:i]:
+            if b.start == a.end and b.start != b.end:
+                _pair_two(a, b, lower, cased, fired)
+
+
+def _pair_two(a: _Hit, b: _Hit, lower, cased, fired: set[str]) -> None:
+    towns = [e for e in a.entries if e[2] in _PAIR_HEADS]
+    tails = [e for e in b.entries if e[2] in _PAIR_TAILS] if towns else None
+    if not tails:
+        return
+    keep_a, keep_b = set(), set()
+    for t in tails:
+        for e in towns:
+            if e[1] == t[1] and (t[2] != _CODE or t[6] & e[6]) and e is not t:
+                keep_a.add(e)
+                keep_b.add(t)
+    if not keep_a:
+        keep_a, keep_b = state_code_picks_namesake(towns, tails, _CODE, _TOWN, _written(lower, cased, b.start, b.end))
         if keep_a:
-            a.entries = [e for e in a.entries if e in keep_a]
-            b.entries = [e for e in b.entries if e in keep_b]
-            a.paired = b.paired = True
+            fired.add(STATE_CODE_PICKS_NAMESAKE)
+    if keep_a:
+        a.entries = [e for e in a.entries if e in keep_a]
+        b.entries = [e for e in b.entries if e in keep_b]
+        a.paired = b.paired = True
 
 
 def _agree(hits: list[_Hit]) -> None:

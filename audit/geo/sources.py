@@ -137,3 +137,12 @@ def subdivisions() -> Iterator[Candidate]:
             for part in name.replace(" / ", ";").split(";"):
                 for form in _name_forms(part.strip()):
                     yield form, s.country_code, "region", f"pycountry:subdivision:{s.type}"
+
+
+@lru_cache(maxsize=1)
+def person_tokens() -> tuple[frozenset[str], frozenset[str]]:
+    """(given names, surnames), lower case, from ``census_person_tokens.csv`` (derived by
+    ``scripts.derive.census_names`` from the US Census 1990 name files, public domain)."""
+    with (DATA / "census_person_tokens.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return (frozenset(r["name"] for r in rows if r["given"] == "1"), frozenset(r["name"] for r in rows if r["surname"] == "1"))

@@ -31,6 +31,9 @@ RECORD_SCHEMA = pa.schema([
     # evidence tier of the decision (audit.geo.evidence.TIERS), null when nothing was decided; a
     # record below --min-evidence keeps its tier and is unresolved
     ("tier", pa.string()),
+    # the named evidence rules (audit.geo.evidence, e.g. "state_code_picks_namesake") that changed the
+    # record's evidence; empty when none did
+    ("rules", pa.list_(pa.string())),
 ])
 # Sub-batches stay far below Arrow's 2 GiB string-offset limit even after normalization doubles
 # separators, whatever the caption lengths.
@@ -154,7 +157,7 @@ class GeoStage:
         assert res.tier is not None, "CountryResolver.resolve always sets the tier"
         return pa.Table.from_arrays(
             [items.column("record_id"), group, res.country, res.outcome.cast(pa.string()), res.score, tld_country,
-             res.matches, res.tier.cast(pa.string())],
+             res.matches, res.tier.cast(pa.string()), res.rules],
             schema=RECORD_SCHEMA
         )
 

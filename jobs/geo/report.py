@@ -43,6 +43,7 @@ DEFINITIONS = [
 ]
 TIER_HEADERS = {"corroborated": "corroborated", "country_region_address": "country, region or address",
                 "town_after_locative": "town after 'in/at'", "large_city": "large city", "bare_town": "bare town",
+                "village": "village (< 1,000 people)",
                 "demonym": "demonym"}
 SMALL_FIT = 30  # countries: below this a correlation's bootstrap interval spans much of [-1, 1]
 

@@ -52,3 +52,78 @@ def test_named_country_breaks_tie_only_for_exactly_one_named_leader():
     assert named_country_breaks_tie([3, 7, 9], {7, 40}) == [7]
     assert named_country_breaks_tie([3, 7], {3, 7}) == [3, 7]
     assert named_country_breaks_tie([3, 7], set()) == [3, 7]
+
+
+def test_state_code_picks_the_namesake_in_that_country(gazetteer):
+    # STATE_CODE_PICKS_NAMESAKE: GeoNames has US towns named Peru and Cuba, not in Vermont or New York;
+    # the postal code after the name still says which Peru is meant
+    assert countries(gazetteer, ["sunset over Peru VT", "hay bales outside Cuba NY"]) == ["US", "US"]
+
+
+def test_state_code_picks_namesake_needs_a_code_written_as_one():
+    from audit.geo.evidence import state_code_picks_namesake
+
+    town = ("peru", 1, 5, False, True, 1, frozenset({"US-IN"}), 3000)
+    code = ("vt", 1, 7, True, False, 2, frozenset({"US-VT"}), 0)
+    assert state_code_picks_namesake([town], [code], 7, 5, "VT") == ({town}, {code})
+    assert state_code_picks_namesake([town], [code], 7, 5, "Minn") == ({town}, {code})
+    assert state_code_picks_namesake([town], [code], 7, 5, "La") == (set(), set())  # title-case "La": a word
+    other = ("vt", 2, 7, True, False, 2, frozenset({"CA-ON"}), 0)
+    assert state_code_picks_namesake([town], [other], 7, 5, "VT") == (set(), set())  # no namesake in that country
+
+
+def test_records_name_the_rules_that_changed_them(gazetteer):
+    res = gazetteer.resolve(pa.array(["sunset over Peru VT", "crates shipped from Jordan", "a dog"]), with_matches=True)
+    assert res.rules.to_pylist() == [["state_code_picks_namesake"], ["name_in_prose"], []]
+
+
+def test_person_name_lowers_a_place_inside_a_persons_name(gazetteer):
+    # PERSON_NAME: "Brenda Dallas", "Larry Houston" (a city after a given name), "Austin Sweeney" (a
+    # given-name city before a surname) and "Bruce F Springfield" (an initial between) name people
+    texts = ["portrait of Brenda Dallas at the gala", "Coach Larry Houston speaks", "Austin Sweeney signs autographs",
+             "Bruce F Springfield on stage"]
+    res = gazetteer.resolve(pa.array(texts), with_matches=True)
+    assert res.country.to_pylist() == [None, None, None, None]
+    assert all("person_name" in r for r in res.rules.to_pylist())
+
+
+def test_person_name_leaves_places_beside_names_and_features(gazetteer):
+    assert countries(gazetteer, [
+        "Austin Texas skyline at night",  # the next word is a place, not a surname
+        "Sydney Harbour at dusk",  # a feature word, no surname
+        "canoes on Lake Louise Alberta",  # a given name after a place noun is part of the place
+        "Maxine Waters, D-Los Angeles",  # a party letter is no initial
+    ]) == ["US", "AU", "CA", "US"]
+
+
+def test_person_name_rule_reads_given_names_and_surnames():
+    from audit.geo.evidence import person_name
+
+    given, surnames = frozenset({"john", "florence", "may"}), frozenset({"pugh", "kennedy"})
+    assert person_name(["John", "F"], "Kennedy", None, given, surnames)
+    assert person_name([], "Florence", "Pugh", given, surnames)
+    assert not person_name([], "FLORENCE", "Pugh", given, surnames)  # capitals: a heading, not a name
+    assert not person_name(["May"], "Kennedy", None, given, surnames)  # a month as often as a name
+    assert not person_name(["john"], "Kennedy", None, given, surnames)  # not written as a name
+
+
+def test_business_name_lowers_a_carmakers_place_name(gazetteer):
+    # BUSINESS_NAME: Toyota (Aichi) beside another capitalised word is the make; alone it is the city
+    assert countries(gazetteer, ["a used Toyota Corolla for sale", "Ballarat Toyota service centre",
+                                 "the car plants of Toyota"]) == [None, "AU", "JP"]
+
+
+def test_demonym_in_fixed_phrase_does_not_locate(gazetteer):
+    # DEMONYM_IN_FIXED_PHRASE: the dish and the breed travel; a plain demonym still counts
+    res = gazetteer.resolve(pa.array(["Thai cuisine night at the community hall", "a Portuguese sausage roll",
+                                      "a Greek salad and lemonade", "a Thai temple at dawn"]), with_matches=True)
+    assert res.country.to_pylist() == [None, None, None, "TH"]
+    assert res.rules.to_pylist()[:3] == [["demonym_in_fixed_phrase"]] * 3
+    # the sport and the airline travel too (the shipped CC3M sample's commonest false positive)
+    assert countries(gazetteer, ["an american football tackle at practice", "a Canadian Airlines jet on approach"]) == [None, None]
+
+
+def test_person_name_after_a_title(gazetteer):
+    # PERSON_NAME: a title before a capitalised place name makes it a surname; a pageant title does not
+    assert countries(gazetteer, ["a statement from Mr Brisbane, the club secretary", "Judge Houston ruled on Monday",
+                                 "crowned Miss Nebraska last June"]) == [None, None, "US"]

@@ -129,7 +129,7 @@ def test_min_evidence_is_the_high_precision_operating_point(gazetteer):
     assert strict.tier.cast(pa.string()).to_pylist() == full.tier.cast(pa.string()).to_pylist()  # tiers stay recorded
     assert (full.below_min_evidence, strict.below_min_evidence) == (0, 2)
     assert strict.tier_counts == full.tier_counts == {"corroborated": 1, "country_region_address": 1, "town_after_locative": 0,
-                                                      "large_city": 0, "bare_town": 1, "demonym": 1}
+                                                      "large_city": 0, "bare_town": 1, "village": 0, "demonym": 1}
     with pytest.raises(ValueError, match="min_evidence"):
         gazetteer.at_min_evidence("strong")
 
@@ -162,8 +162,9 @@ def test_the_three_fixes_in_the_extended_profile(extended):
 
 def test_tier_and_locative_rules_by_hand():
     assert tier_of(["town", "code"], False) == "corroborated"
-    singles = [("address", False), ("town", True), ("city", False), ("town", False), ("demonym", False)]
-    assert [tier_of([t], loc) for t, loc in singles] == list(TIERS[1:])
+    singles = [("address", False, False), ("town", True, False), ("city", False, False), ("town", False, False),
+               ("town", True, True), ("demonym", False, False)]
+    assert [tier_of([t], loc, village) for t, loc, village in singles] == list(TIERS[1:])
     assert is_locative(["a", "cabin", "in"]) and is_locative(["the", "town", "of"]) and not is_locative(["mayor", "of"])
     assert not is_locative([])
 
@@ -181,3 +182,19 @@ def test_hits_dropped_before_the_rule_are_exactly_those_it_would_drop(gazetteer,
     for field in ("country", "outcome", "score", "tier", "matches"):
         assert getattr(shortcut, field).to_pylist() == getattr(full, field).to_pylist(), field
     assert ("baker", "US", "town") in {(m["alias"], m["country"], m["match_type"]) for m in shortcut.matches[0].as_py()}
+
+
+def test_a_village_decides_at_its_own_tier(gazetteer):
+    # GeoNames' cities500 places (500-999 people) are in the gazetteer at the "village" tier, which
+    # --min-evidence bare_town leaves out; Plougras (Brittany, ~500 people) is one
+    res = gazetteer.resolve(pa.array(["the chapel at Plougras in the rain", "a week in Plougras"]))
+    assert res.country.to_pylist() == ["FR", "FR"] and res.tier.to_pylist() == ["village", "village"]
+    assert gazetteer.at_min_evidence("bare_town").resolve(pa.array(["a week in Plougras"])).country.to_pylist() == [None]
+
+
+def test_a_village_that_does_not_own_its_name_is_dropped():
+    from connectors.geo.lexicon import load_lexicon
+
+    entries = load_lexicon("gazetteer").entries.to_pandas()
+    villages = entries[(entries["match_type"] == "town") & (entries["population"] < 1000)]
+    assert len(villages) > 10_000 and not villages["context_only"].any()

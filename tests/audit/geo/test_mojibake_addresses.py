@@ -20,6 +20,22 @@ def test_round_trip_repairs(broken, fixed):
     assert fixed.encode("utf-8").decode("cp1252", errors="strict") == broken
 
 
+@pytest.mark.parametrize("fixed", ["Malmö harbour", "Gdańsk – Poland", "it’s Curaçao"])
+def test_double_encoded_text_is_repaired_by_the_second_pass(fixed):
+    twice = fixed.encode("utf-8").decode("cp1252").encode("utf-8").decode("cp1252")  # the accident, twice
+    assert twice != fixed.encode("utf-8").decode("cp1252")
+    assert repair_text(twice) == fixed
+
+
+def test_double_encoded_caption_resolves():
+    from audit.geo.resolve import CountryResolver
+    from connectors.geo.lexicon import load_lexicon
+
+    twice = "ferry to Malmö".encode().decode("cp1252").encode().decode("cp1252")  # "MalmÃƒÂ¶"
+    res = CountryResolver(load_lexicon("gazetteer").entries).resolve(pa.array([twice]))
+    assert res.country.to_pylist() == ["SE"] and res.mojibake_repaired == 1
+
+
 @pytest.mark.parametrize("text", ["Café au lait", "plain Ã text", "Ãx", "日本の寿司", "naïve résumé"])
 def test_valid_text_is_left_alone(text):
     assert repair_text(text) == text
