@@ -392,6 +392,8 @@ class CountryResolver:
     def _name_of_other(self, spans, i: int, alias_norm: str, lower, cased, rec_start: int, rec_end: int) -> str | None:
         """``PERSON_NAME`` or ``BUSINESS_NAME`` when span ``i`` (its entries' name ``alias_norm``),
         written capitalised, is part of a person's or a business's name (``audit.geo.evidence``), else None."""
+        if self._persons is None:  # the weighted policy reads no names
+            return None
         start, end = spans[i][0], spans[i][1]
         given, surnames = self._persons
         brand, given_name = alias_norm in BRANDS, alias_norm in given
