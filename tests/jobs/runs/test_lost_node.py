@@ -181,6 +181,9 @@ def test_geo_survives_a_lost_node_with_the_totals_of_an_uninterrupted_run(geo_cl
     assert manifests[0]["shards"]["total"] == 12 and not manifests[0]["shards"]["failed"]
 
 
+# Three model runs on a fresh two-node cluster, each starting its model actor: ~4 minutes at a load of 10, and past
+# pytest's default 600 s at a load of 16 (issue 33 item 16, measured): the bound is the harness's, not the behaviour's.
+@pytest.mark.timeout(1500)
 def test_a_model_stage_whose_only_node_died_stops_resumably_and_resume_finishes_it(cluster, tmp_path):
     toy = write_toy(tmp_path / "toy.jsonl", n=240)
     model = shared_tiny_lm()
