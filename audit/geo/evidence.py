@@ -147,12 +147,14 @@ def person_name(before: list[str], name: str, after: str | None, given: frozense
     Sweeney"). ``before`` holds the tokens before the name as written (nearest last) that are no place
     themselves, ``after`` the next one (None when it is a place or there is none). Why: people are
     named after places and places after people; the given name beside it says which one is written."""
-    prev = before[-1] if before else ""
+    at = len(before) - 1  # the token right before the name
+    prev = before[at] if before else ""
     if prev.lower() in HONORIFICS and prev[:1].isupper():
         return True  # a title: "Mr Paterson", "Mayor Virginia Raggi"
-    if len(before) >= 2 and len(prev) == 1 and prev.isupper() and prev not in PARTY_LETTERS:
-        prev = before[-2]  # an initial: "John F Kennedy"
-    lead = before[before.index(prev) - 1] if prev in before[1:] else ""  # the word before the given name
+    if at >= 1 and len(prev) == 1 and prev.isupper() and prev not in PARTY_LETTERS:
+        at -= 1  # an initial: "John F Kennedy"
+        prev = before[at]
+    lead = before[at - 1] if at >= 1 else ""  # the word before the given name
     if _title(prev) and prev.lower() in given and prev.lower() not in GIVEN_NAME_WORDS and lead.lower() not in PLACE_NOUNS:
         return True  # (after a place noun the given name is part of the place: "Lake Louise", "Lake Constance")
     return (after is not None and _title(name) and name.lower() in given and _title(after)

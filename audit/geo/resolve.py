@@ -590,10 +590,12 @@ def _pair(hits: list[_Hit], lower, cased, fired: set[str]) -> None:
     The town keeps only its namesakes in the region's country (in the coded state, for codes), the
     region only its entries in the town's country, and both count even when context-only. (One span
     may be two hits, its any-case and its capitalised-only entries: each is tried with the next name.)"""
-    for i, b in enumerate(hits):
-        for a in hits[:i]:
-            if b.start == a.end and b.start != b.end:
+    ending: dict[int, list[_Hit]] = defaultdict(list)  # the hits before each one that end where it starts
+    for b in hits:
+        if b.start != b.end:
+            for a in ending.get(b.start, ()):
                 _pair_two(a, b, lower, cased, fired)
+        ending[b.end].append(b)
 
 
 def _pair_two(a: _Hit, b: _Hit, lower, cased, fired: set[str]) -> None:

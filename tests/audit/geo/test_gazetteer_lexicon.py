@@ -225,3 +225,15 @@ def test_shipped_census_names_are_the_derivation():
     shipped = pd.read_csv(DATA / "census_person_names.csv", keep_default_na=False)
     assert set(shipped["alias_norm"]) <= set(census["name"])
     assert {"sanford", "houston", "marion"} <= set(shipped["alias_norm"])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("names") is None,
+                    reason="the census name files come with the 'names' package (build time only)")
+def test_shipped_person_tokens_are_the_derivation():
+    """The table the resolver's person_name rule reads is what scripts.derive.census_names derives today."""
+    from scripts.derive.census_names import person_tokens
+
+    shipped = pd.read_csv(DATA / "census_person_tokens.csv", keep_default_na=False)
+    pd.testing.assert_frame_equal(shipped, person_tokens(), check_dtype=False)
+    given = set(shipped.loc[shipped["given"] == 1, "name"])
+    assert {"nancy", "john"} <= given and "harbor" not in set(shipped["name"])
