@@ -54,6 +54,7 @@ STREET_TYPES = frozenset({
 
 
 NAME_IN_PROSE = "name_in_prose"
+NAME_AS_LABEL = "name_as_label"
 NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
 STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
 PERSON_NAME = "person_name"

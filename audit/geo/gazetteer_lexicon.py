@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -130,6 +131,12 @@ def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded:
     return None
 
 
+def _all_english_words(norm: str) -> bool:
+    """Is every word of a name of several words a frequent English word ("international city", "business
+    bay")? Then the name, written in lower case, is a phrase of English prose, not the place."""
+    return all(_english_zipf(w) >= ENGLISH_WORD_ZIPF for w in norm.split())
+
+
 def _has_lower_sense(row: tuple | None) -> bool:
     return row is not None and bool(row[0] or row[1])
 
@@ -148,20 +155,25 @@ def _read_senses() -> dict[str, tuple]:
 def _collapse(places: pd.DataFrame) -> pd.DataFrame:
     """One row per (alias_norm, country): the strongest type, the largest population, every admin1."""
     src = places["source"].str.removesuffix("+folded")
-    large_region = src.str.startswith("pycountry:subdivision1") & (places["population"].fillna(0) >= gazetteer.LARGE_CITY_POPULATION)
+    # ``_loose``, any case allowed: 2 for the paper's cities and large regions, 1 for any other city of a
+    # large city's size ("dehradun" in a lower-case caption is the city), when its name is no English
+    # phrase (both: unless the name is also a word, checked where the case rule is set)
+    large = places["population"].fillna(0) >= gazetteer.LARGE_CITY_POPULATION
+    large_region = src.str.startswith("pycountry:subdivision1") & large
+    loose = np.where(src.str.startswith(_PAPER_CITY_SOURCES) | large_region, 2, np.where(large & (places["match_type"] == "city"), 1, 0))
     places = places.assign(_t=places["match_type"].map(_TYPE_RANK), _s=src.str.startswith("curated").map({True: 0, False: 1}),
-                           _loose=src.str.startswith(_PAPER_CITY_SOURCES) | large_region)
+                           _loose=loose)
     places = places.sort_values(["alias_norm", "country_alpha2", "_t", "_s", "source", "alias"]).reset_index(drop=True)
     keys = list(zip(places["alias_norm"], places["country_alpha2"]))
     pops: dict[tuple, int] = {}
     admin: dict[tuple, set] = defaultdict(set)
-    loose: dict[tuple, bool] = defaultdict(bool)
+    loose: dict[tuple, int] = defaultdict(int)
     for key, pop, a1, lo in zip(keys, places["population"], places["admin1"], places["_loose"]):
         if pop is not None and pop == pop:
             pops[key] = max(pops.get(key, 0), int(pop))
         if isinstance(a1, str) and a1:
             admin[key].update(a1.split(";"))
-        loose[key] |= bool(lo)
+        loose[key] = max(loose[key], int(lo))
     first = places[~pd.Series(keys).duplicated().to_numpy()].copy()
     fkeys = list(zip(first["alias_norm"], first["country_alpha2"]))
     first["population"] = [pops.get(k) for k in fkeys]
@@ -205,7 +217,7 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
     pool = _namesake_pool(cand, pd.concat([keep[keep["match_type"] == "country"], worded[worded["match_type"] == "country"]]))
     senses, people = _read_senses(), _read_people()
     restriction, context_only, case_rule = [], [], []
-    places["_loose"] = places["_loose"].fillna(False).astype(bool)
+    places["_loose"] = places["_loose"].fillna(0).astype(int)
     columns = ["alias", "alias_norm", "country_alpha2", "match_type", "_loose"]
     for alias, norm, code, mtype, src_loose in zip(*(places[c] for c in columns)):
         why = None if mtype == "code" else _word_restriction(norm, mtype, senses, excluded, people)
@@ -219,7 +231,8 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
         restriction.append(why)
         context_only.append(why is not None)
         # any case only for names that are no English word at all ("savannah", "burgundy" are)
-        loose = not worded_name and src_loose and not _has_lower_sense(senses.get(norm))
+        loose = (not worded_name and not _has_lower_sense(senses.get(norm))
+                 and (src_loose == 2 or (src_loose == 1 and not (" " in norm and _all_english_words(norm)))))
         if mtype == "code":  # "TX", "NSW", "N.Y." in capitals; "Minn.", "Vic", "Qld" capitalised
             case_rule.append("upper" if alias.upper() == alias else "initial")
         else:

@@ -25,8 +25,10 @@ evidence tier, and with ``min_evidence`` a record below that tier is ``unresolve
 from __future__ import annotations
 
 import copy
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cache
 
 import ahocorasick_rs
 import numpy as np
@@ -38,6 +40,7 @@ from audit.geo.evidence import (
     BRANDS,
     BUSINESS_NAME,
     DEMONYM_IN_FIXED_PHRASE,
+    NAME_AS_LABEL,
     NAME_IN_PROSE,
     NAMED_COUNTRY_BREAKS_TIE,
     PERSON_NAME,
@@ -242,7 +245,7 @@ class CountryResolver:
         for rec, first, last, overlapping in groups:
             mine = _leftmost_longest(spans[first:last]) if overlapping else spans[first:last]
             kept, decision, fired = decide(mine, lower_view, cased_view if aligned_rec[rec] else None, rec_start[rec],
-                                           rec_start[rec + 1], addresses.get(rec, ()))
+                                           rec_start[rec + 1], addresses.get(rec, ()), nfkc, rec)
             if fired:
                 per_record_rules[rec] = fired
             if kept:
@@ -278,7 +281,7 @@ class CountryResolver:
         )
 
     # ---- the weighted rule (paper, extended) -----------------------------------------------------
-    def _weighted(self, spans, lower, cased, _rec_start, _rec_end, _addresses):
+    def _weighted(self, spans, lower, cased, _rec_start, _rec_end, _addresses, _written_text, _rec):
         """One record's matches (in text order) → distinct (alias, country, type) and the decision.
 
         Adjacent tokens share no byte: a pattern ends on the first space of a double-space separator
@@ -307,7 +310,9 @@ class CountryResolver:
         return kept, (_decide(kept) if kept else None), []
 
     # ---- the evidence rule (gazetteer) ----------------------------------------------------------
-    def _evidence(self, spans, lower, cased, rec_start, rec_end, addresses):
+    def _evidence(self, spans, lower, cased, rec_start, rec_end, addresses, written_text, rec):
+        """One record's matches (in text order) → distinct (alias, country, type), the decision and the rules
+        that fired. ``written_text[rec]``: the record as written (NFKC), for the rules that read punctuation."""
         blocked, check_case, table, pair_only = self._blocked, self._check_case, self._entries, self._pair_only
         hits: list[_Hit] = []
         fired: set[str] = set()  # the named rules (``audit.geo.evidence``) that changed this record's evidence
@@ -325,10 +330,12 @@ class CountryResolver:
                 if rule is not None:
                     fired.add(rule)
                     entries = [(*e[:4], True, *e[5:]) for e in entries if e[2] != _DEMONYM]
-            if self._context_country[pid] and _written_as_name(lower, cased, rec_start, rec_end, start, end):
-                lifted = name_in_prose(entries, _COUNTRY, _REGION)
+            if self._context_country[pid] and cased is not None:
+                rule = (NAME_IN_PROSE if _written_as_name(lower, cased, rec_start, rec_end, start, end) else
+                        NAME_AS_LABEL if _written_as_label(lower, cased, start, end, written_text, rec) else None)
+                lifted = name_in_prose(entries, _COUNTRY, _REGION) if rule else entries
                 if lifted is not entries:
-                    fired.add(NAME_IN_PROSE)
+                    fired.add(rule)
                     entries = lifted
             if entries:
                 hits.append(_Hit(entries[0][0], start, end, entries, pid))
@@ -541,6 +548,22 @@ def _written_as_name(lower, cased, rec_start: int, rec_end: int, start: int, end
         return False
     after = bytes(cased[end:min(rec_end, end + 40)]).split()
     return not (after and after[0][:1].isupper()) and is_locative(_tokens_before(lower, rec_start, start))
+
+
+def _written_as_label(lower, cased, start: int, end: int, written_text: pa.Array | None, rec: int) -> bool:
+    """``evidence.NAME_AS_LABEL``: is the span, capitalised, a label of its own in the record as written --
+    alone in parentheses ("…Jewelry Gifts(China)", "(China (Mainland))") or closing the record after a
+    comma or a dash ("Sunset from the beach, Palau")? Only the written text keeps the punctuation."""
+    if written_text is None or not _case_ok(1, lower, cased, start, end):
+        return False
+    label = _label_pattern(_written(lower, cased, start, end))
+    return label.search(written_text[rec].as_py() or "") is not None
+
+
+@cache
+def _label_pattern(name: str) -> re.Pattern:
+    word = re.escape(name).replace(r"\ ", r"\s+")
+    return re.compile(rf"\(\s*{word}\s*[()]|[,\-\u2013\u2014|]\s*{word}[\s.!)]*$")
 
 
 def _written(lower, cased, start: int, end: int) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import gettext
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from functools import lru_cache
 from importlib import resources
 
@@ -40,14 +40,16 @@ def canonical_names() -> dict[str, str]:
     return {c.alpha_2: getattr(c, "common_name", None) or c.name for c in pycountry.countries}
 
 
-def _name_forms(name: str) -> Iterator[str]:
+def _name_forms(name: str, others: Collection[str] = ()) -> Iterator[str]:
     """A name and its usable rearrangements: "Korea, Republic of" → also "Korea", "Republic of Korea";
-    "Myanmar (Burma)" → "Myanmar", "Burma"."""
+    "Myanmar (Burma)" → "Myanmar", "Burma". A part in parentheses that is another territory's name
+    (``others``) qualifies the name, it is no name of its own: "RAE de Hong Kong (China)" gives no "China"."""
     yield name
     if "(" in name and name.endswith(")"):
         head, _, inner = name[:-1].partition("(")
         yield head.strip()
-        yield inner.strip()
+        if inner.strip() not in others:
+            yield inner.strip()
     if ", " in name:
         head, _, tail = name.partition(", ")
         yield head
@@ -69,9 +71,10 @@ CLDR_LOCALES = ("en", "fr", "de", "es", "pt", "ja", "hi", "el", "zh_Hans", "zh_H
 def cldr_names(locales: tuple[str, ...] = CLDR_LOCALES) -> Iterator[Candidate]:
     codes = country_codes()
     for loc in locales:
-        for code, name in Locale.parse(loc).territories.items():
+        names = Locale.parse(loc).territories
+        for code, name in names.items():
             if code in codes:
-                for form in _name_forms(name):
+                for form in _name_forms(name, {n for c, n in names.items() if c != code}):
                     yield form, code, "country", f"cldr:{loc}"
 
 
