@@ -325,7 +325,10 @@ class CountryResolver:
             if self._demonym[pid] and demonym_in_fixed_phrase(_next_token(lower, end, rec_end)) and any(e[2] == _DEMONYM for e in entries):
                 fired.add(DEMONYM_IN_FIXED_PHRASE)
                 entries = [e for e in entries if e[2] != _DEMONYM]
-            if cased is not None and self._persons is not None and any(e[2] != _DEMONYM and not e[4] for e in entries):
+            # a country's name that counts alone was judged no person's name when the lexicon was built ("Maxwell,
+            # Barbados": the given name before it makes no surname of it)
+            if (cased is not None and self._persons is not None and any(e[2] != _DEMONYM and not e[4] for e in entries)
+                    and not any(e[2] == _COUNTRY and not e[4] for e in entries)):
                 rule = self._name_of_other(spans, i, entries[0][0], lower, cased, rec_start, rec_end)
                 if rule is not None:
                     fired.add(rule)

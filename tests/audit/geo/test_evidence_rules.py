@@ -127,3 +127,38 @@ def test_person_name_after_a_title(gazetteer):
     # PERSON_NAME: a title before a capitalised place name makes it a surname; a pageant title does not
     assert countries(gazetteer, ["a statement from Mr Brisbane, the club secretary", "Judge Houston ruled on Monday",
                                  "crowned Miss Nebraska last June"]) == [None, None, "US"]
+
+
+def test_name_as_label_counts_a_country_name_set_apart_as_a_label(gazetteer):
+    # NAME_AS_LABEL: the origin label of a marketplace listing, and a country closing a caption after a comma
+    texts = ["Enamel Koi Brooch Pin Vintage Gift For Her(China)",
+             "Resin Bangle Set Wholesale Dropshipping (China (Mainland))",
+             "Morning swim off the reef, Palau",
+             "Dusk over the wadi - Jordan"]
+    assert countries(gazetteer, texts) == ["CN", "CN", "PW", "JO"]
+    res = gazetteer.resolve(pa.array(texts[:1]), with_matches=True)
+    assert res.rules.to_pylist() == [["name_as_label"]]
+
+
+def test_name_as_label_leaves_the_word_and_a_longer_name_alone(gazetteer):
+    assert countries(gazetteer, [
+        "grandmother's tea set (china, hand painted)",  # the porcelain: not capitalised
+        "a teapot (China Blue glaze) on the shelf",  # more than the name inside the parentheses
+        "a signed jersey, Jordan at his best",  # the name does not close the caption
+        "sneakers, Jordan Brand",  # a longer name closes it
+    ]) == [None, None, None, None]
+
+
+def test_a_country_name_that_counts_alone_is_no_surname_after_a_given_name(gazetteer):
+    # PERSON_NAME reads "Maxwell Barbados" as a given name and a surname once the comma is gone; a country's
+    # name the lexicon lets count alone is no one's surname, while a town after a given name still is
+    assert countries(gazetteer, ["Sea view flat in Maxwell, Barbados with pool"]) == ["BB"]
+    res = gazetteer.resolve(pa.array(["A speech by John F Kennedy on the radio"]), with_matches=True)
+    assert res.country.to_pylist() == [None] and res.rules.to_pylist() == [["person_name"]]
+
+
+def test_a_large_city_whose_name_is_no_english_phrase_matches_in_lower_case(gazetteer):
+    # lower-case alt text: "dehradun" (Dehradun, IN, ~580k people) is the city; an English phrase that is also
+    # a large city's name ("international city", a district of Dubai) is prose, and stays capitalised-only
+    assert countries(gazetteer, ["best engineering colleges dehradun campus photos",
+                                 "an international city of trade and finance"]) == ["IN", None]

@@ -95,6 +95,9 @@ def test_capitalisation_rules(entries):
     assert rows(entries, "texas").loc["US", "case_rule"] == "any"  # a first-level region
     assert rows(entries, "us").loc["US", "case_rule"] == "upper"
     assert rows(entries, "tx").loc["US", "case_rule"] == "upper" and rows(entries, "minn").loc["US", "case_rule"] == "initial"
+    # any other city of a large city's size, unless its name is an English phrase ("business bay", Dubai)
+    assert rows(entries, "dehradun").loc["IN", "case_rule"] == "any"
+    assert rows(entries, "business bay").loc["AE", "case_rule"] == "initial"
 
 
 @pytest.mark.parametrize("alias, country, reason", [
@@ -117,6 +120,12 @@ def test_every_filter_records_its_reason(built, alias, country, reason):
 def test_other_filters_are_recorded(built):
     kinds = {x.split(":")[0].split("(")[0] for x in built.rejected["reason"]}
     assert {"contains_digit", "duplicate_of_stronger_or_earlier_entry", "context_only", "blocked_collocation"} <= kinds
+
+
+def test_a_territory_name_in_another_territorys_parentheses_is_no_alias(entries):
+    # CLDR es "RAE de Hong Kong (China)": the parenthesis names the sovereign, not Hong Kong
+    assert set(rows(entries, "china").query("match_type == 'country'").index) == {"CN"}
+    assert "burma" in set(entries.loc[entries["country_alpha2"] == "MM", "alias_norm"])  # "Myanmar (Burma)" keeps it
 
 
 def test_context_only_names_keep_the_country_entries(entries):

@@ -12,6 +12,7 @@ from audit.geo.lexicon import (
     content_hash,
 )
 from audit.geo.profiles import build_lexicon
+from audit.geo.sources import _name_forms
 from connectors.geo.lexicon import (
     load_lexicon,
     read_edits,
@@ -188,3 +189,8 @@ def test_save_and_read_round_trip(paper_lexicon, tmp_path):
     save_lexicon(paper_lexicon, tmp_path / "lex.parquet")
     back = read_lexicon(tmp_path / "lex.parquet")
     assert back.sha256 == paper_lexicon.sha256 and back.profile == "paper" and back.version == paper_lexicon.version
+
+
+def test_a_parenthesis_naming_another_territory_qualifies_the_name():
+    assert list(_name_forms("RAE de Hong Kong (China)", {"China", "Myanmar (Birmania)"})) == ["RAE de Hong Kong (China)", "RAE de Hong Kong"]
+    assert list(_name_forms("Myanmar (Birmania)", {"China"})) == ["Myanmar (Birmania)", "Myanmar", "Birmania"]
