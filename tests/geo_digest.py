@@ -21,6 +21,14 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   development sentences 116 changed (97 country, 11 outcome, 8 tier only): 55 by ``person_name``, 48
   by a village, 7 by ``demonym_in_fixed_phrase``, 4 by ``business_name``, 2 by the rebuilt lexicon's
   namesakes. ``paper`` and ``extended`` decide as before.
+* issue 32, the rule ``NAME_AS_LABEL``, the CLDR parenthesis that names another territory ("RAE de Hong
+  Kong (China)" no longer makes "China" a name of HK and MO, so ``NAME_IN_PROSE`` can lift it), large
+  cities matched in any case, and no surname reading of a country that counts alone; ``gazetteer`` only:
+  of the 40,847 shipped captions 3 changed, 1 by ``name_in_prose`` ("A bus in China" → CN), 2 by a
+  large city in lower case ("the oceanside climate" → US, wrongly; "london to brighton" → the same GB,
+  now corroborated); of the 11,350 development sentences 6 changed, all by ``name_in_prose`` over "in
+  China" (4 unresolved → CN, all correct; 1 US → ambiguous and 1 single → majority GB, where the gold
+  names both). ``paper`` and ``extended`` decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by
