@@ -31,6 +31,11 @@ Named rules that read case and context (each tested in tests/audit/geo/test_evid
   A name that is also a first-level region ("Georgia") stays context-only: after "in" the region is
   as likely as the country; so does a name the lexicon gives several countries. Why: people write
   places after "in/at/from"; the word, the person and the brand are written otherwise.
+* ``NAME_AS_LABEL`` — the same lift for a country name set apart as a label in the text as written:
+  alone in parentheses ("…Jewelry Gifts(China)", "(China (Mainland))": a marketplace's origin label)
+  or closing the record after a comma or a dash ("Sunset from the beach, Palau"). Why: a label, like
+  the last line of an address, is a place by where it stands; the word and the person are written
+  inside the prose.
 """
 from __future__ import annotations
 
