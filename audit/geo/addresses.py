@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -59,12 +60,26 @@ def _matches(texts: pa.Array, pattern: str) -> list[tuple[int, dict]]:
 
 def find_addresses(texts: pa.Array) -> list[Address]:
     """The first address of each format in each record (NFKC text in its original case)."""
+    from audit.geo.normalize_kernel import rows_with_digit  # numba: loaded where addresses are read
+
     texts = pc.fill_null(texts, "")
-    keep = pc.indices_nonzero(pc.match_substring_regex(texts, _PREFILTER))
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if texts.type != pa.string():
+        texts = texts.cast(pa.string())
+    n = len(texts)
+    offsets_buf, data_buf = texts.buffers()[1:3]
+    offsets = np.frombuffer(offsets_buf, dtype=np.int32, count=n + 1, offset=texts.offset * 4)
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size else np.zeros(1, np.uint8)
+    digits = np.flatnonzero(rows_with_digit(data, offsets))  # the regex below reads only these
+    if len(digits) == 0:
+        return []
+    sub = pc.take(texts, pa.array(digits))
+    keep = np.flatnonzero(pc.match_substring_regex(sub, _PREFILTER).to_numpy(zero_copy_only=False))
     if len(keep) == 0:
         return []
-    rows = keep.to_pylist()
-    sub = pc.take(texts, keep)
+    rows = digits[keep].tolist()
+    sub = pc.take(sub, pa.array(keep))
     out: list[Address] = []
     for i, m in _matches(sub, _US):
         if US_ZIP_FIRST[m["st"]] == m["zip"][0]:

@@ -61,3 +61,20 @@ def normalize_bytes(data: np.ndarray, offsets: np.ndarray, table: np.ndarray) ->
     out_offsets = np.empty(n + 1, dtype=np.int32)
     written = normalize_pass(data, offsets, table, out, out_offsets)
     return out[:written], out_offsets
+
+
+@njit(cache=True, nogil=True)
+def _digit_pass(data, offsets, out) -> None:
+    for i in range(len(offsets) - 1):
+        for j in range(offsets[i], offsets[i + 1]):
+            if 48 <= data[j] <= 57:
+                out[i] = True
+                break
+
+
+def rows_with_digit(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Which records ``offsets`` delimits in ``data`` hold an ASCII digit: the address formats' cheap first
+    test (every postal code has one, few captions do), a pass that stops at a record's first digit."""
+    out = np.zeros(len(offsets) - 1, dtype=np.bool_)
+    _digit_pass(data, offsets, out)
+    return out

@@ -192,5 +192,6 @@ def test_save_and_read_round_trip(paper_lexicon, tmp_path):
 
 
 def test_a_parenthesis_naming_another_territory_qualifies_the_name():
-    assert list(_name_forms("RAE de Hong Kong (China)", {"China", "Myanmar (Birmania)"})) == ["RAE de Hong Kong (China)", "RAE de Hong Kong"]
+    others = {"China", "Myanmar (Birmania)"}
+    assert list(_name_forms("RAE de Hong Kong (China)", others)) == ["RAE de Hong Kong (China)", "RAE de Hong Kong"]
     assert list(_name_forms("Myanmar (Birmania)", {"China"})) == ["Myanmar (Birmania)", "Myanmar", "Birmania"]

@@ -57,3 +57,12 @@ def test_addresses_row_country_and_state():
         (1, "US", "TX 78028", "US-TX"), (3, "CA", "MB R0C 1B0", "CA-MB"), (4, "AU", "Vic 3134", "AU-VIC"),
         (5, "GB", "SW1A 1AA", None), (6, "AU", "ACT 2600", "AU-ACT"), (7, "AU", "NSW 2600", "AU-NSW"),
     ]
+
+
+def test_addresses_of_a_slice_count_rows_from_the_slice():
+    # the digit pre-pass reads the Arrow buffers directly: a batch cut from a larger array (Ray Data's slices)
+    # must number its rows from its own start, nulls included
+    texts = pa.array(["Kerrville, TX 78028", "filler 1", None, "London SW1A 1AA", "no digits here", "Gimli MB R0C 1B0"])
+    got = [(a.row, a.country) for a in find_addresses(texts.slice(2))]
+    assert sorted(got) == [(1, "GB"), (3, "CA")]
+    assert find_addresses(pa.array(["no digit at all", None])) == []
