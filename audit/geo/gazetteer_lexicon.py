@@ -160,9 +160,9 @@ def _collapse(places: pd.DataFrame) -> pd.DataFrame:
     # phrase (both: unless the name is also a word, checked where the case rule is set)
     large = places["population"].fillna(0) >= gazetteer.LARGE_CITY_POPULATION
     large_region = src.str.startswith("pycountry:subdivision1") & large
-    loose = np.where(src.str.startswith(_PAPER_CITY_SOURCES) | large_region, 2, np.where(large & (places["match_type"] == "city"), 1, 0))
+    case_any = np.where(src.str.startswith(_PAPER_CITY_SOURCES) | large_region, 2, np.where(large & (places["match_type"] == "city"), 1, 0))
     places = places.assign(_t=places["match_type"].map(_TYPE_RANK), _s=src.str.startswith("curated").map({True: 0, False: 1}),
-                           _loose=loose)
+                           _loose=case_any)
     places = places.sort_values(["alias_norm", "country_alpha2", "_t", "_s", "source", "alias"]).reset_index(drop=True)
     keys = list(zip(places["alias_norm"], places["country_alpha2"]))
     pops: dict[tuple, int] = {}
