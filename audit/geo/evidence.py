@@ -36,6 +36,11 @@ Named rules that read case and context (each tested in tests/audit/geo/test_evid
   or closing the record after a comma or a dash ("Sunset from the beach, Palau"). Why: a label, like
   the last line of an address, is a place by where it stands; the word and the person are written
   inside the prose.
+* ``NAME_IN_TRADE_PHRASE`` — the same lift for a capitalised name after "made in" ("Made In China
+  Modern Office Table", where every word is capitalised and ``NAME_IN_PROSE`` reads a longer name) or
+  right before a noun of the trade (``TRADE_NOUNS``: "China Suppliers", "China factory"). Why: a trade
+  phrase states where goods come from; "bone china manufacturer" is lower case, "Jordan Brand" names no
+  trade noun.
 """
 from __future__ import annotations
 
@@ -60,6 +65,10 @@ STREET_TYPES = frozenset({
 
 NAME_IN_PROSE = "name_in_prose"
 NAME_AS_LABEL = "name_as_label"
+NAME_IN_TRADE_PHRASE = "name_in_trade_phrase"
+# Nouns of the trade after a country's name: the listing says where the goods are made ("China Suppliers").
+TRADE_NOUNS = frozenset({"supplier", "suppliers", "factory", "factories", "manufacturer", "manufacturers", "wholesale",
+                         "wholesaler", "wholesalers", "exporter", "exporters", "maker", "makers"})
 NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
 STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
 PERSON_NAME = "person_name"

@@ -42,6 +42,7 @@ from audit.geo.evidence import (
     DEMONYM_IN_FIXED_PHRASE,
     NAME_AS_LABEL,
     NAME_IN_PROSE,
+    NAME_IN_TRADE_PHRASE,
     NAMED_COUNTRY_BREAKS_TIE,
     PERSON_NAME,
     PLACE_WEIGHTS,
@@ -49,6 +50,7 @@ from audit.geo.evidence import (
     STREET_TYPES,
     TIER_RANK,
     TIERS,
+    TRADE_NOUNS,
     VILLAGE_POPULATION,
     business_name,
     check_min_evidence,
@@ -335,7 +337,8 @@ class CountryResolver:
                     entries = [(*e[:4], True, *e[5:]) for e in entries if e[2] != _DEMONYM]
             if self._context_country[pid] and cased is not None:
                 rule = (NAME_IN_PROSE if _written_as_name(lower, cased, rec_start, rec_end, start, end) else
-                        NAME_AS_LABEL if _written_as_label(lower, cased, start, end, written_text, rec) else None)
+                        NAME_AS_LABEL if _written_as_label(lower, cased, start, end, written_text, rec) else
+                        NAME_IN_TRADE_PHRASE if _in_trade_phrase(lower, cased, rec_start, rec_end, start, end) else None)
                 lifted = name_in_prose(entries, _COUNTRY, _REGION) if rule else entries
                 if lifted is not entries:
                     fired.add(rule)
@@ -561,6 +564,13 @@ def _written_as_label(lower, cased, start: int, end: int, written_text: pa.Array
         return False
     label = _label_pattern(_written(lower, cased, start, end))
     return label.search(written_text[rec].as_py() or "") is not None
+
+
+def _in_trade_phrase(lower, cased, rec_start: int, rec_end: int, start: int, end: int) -> bool:
+    """``evidence.NAME_IN_TRADE_PHRASE``: is the span, capitalised, after "made in" ("Made In China", "made in
+    China") or right before a noun of the trade ("China Suppliers", "China factory")?"""
+    trade = _tokens_before(lower, rec_start, start) == ["made", "in"] or _next_token(lower, end, rec_end) in TRADE_NOUNS
+    return trade and _case_ok(1, lower, cased, start, end)
 
 
 @cache

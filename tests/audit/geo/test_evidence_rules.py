@@ -162,3 +162,11 @@ def test_a_large_city_whose_name_is_no_english_phrase_matches_in_lower_case(gaze
     # a large city's name ("international city", a district of Dubai) is prose, and stays capitalised-only
     assert countries(gazetteer, ["best engineering colleges dehradun campus photos",
                                  "an international city of trade and finance"]) == ["IN", None]
+
+
+def test_name_in_trade_phrase_counts_a_country_named_as_the_goods_origin(gazetteer):
+    # NAME_IN_TRADE_PHRASE: title-case listings, where NAME_IN_PROSE sees a longer capitalised name
+    texts = ["Made In China Bamboo Serving Tray Set", "Hot Sale China Factory Folding Chairs"]
+    assert countries(gazetteer, texts) == ["CN", "CN"]
+    assert gazetteer.resolve(pa.array(texts), with_matches=True).rules.to_pylist() == [["name_in_trade_phrase"]] * 2
+    assert countries(gazetteer, ["bone china manufacturer catalogue", "Jordan Brand retro sneakers"]) == [None, None]
