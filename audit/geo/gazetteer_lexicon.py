@@ -214,7 +214,11 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
     rejected.append(places[own].assign(reason="duplicate_of_stronger_or_earlier_entry")[REJECTED_COLUMNS])
     places = places[~own]
 
-    pool = _namesake_pool(cand, pd.concat([keep[keep["match_type"] == "country"], worded[worded["match_type"] == "country"]]))
+    # every country's name is a namesake, also one several countries share and no profile keeps ("Congo"): a
+    # town of that name abroad does not own it ("Congo Flag" is no town in Brazil)
+    shared = base_rej[(base_rej["match_type"] == "country") & base_rej["reason"].str.startswith("alias_shared_across_countries")]
+    pool = _namesake_pool(cand, pd.concat([keep[keep["match_type"] == "country"], worded[worded["match_type"] == "country"],
+                                           shared[["alias_norm", "country_alpha2"]]]))
     senses, people = _read_senses(), _read_people()
     restriction, context_only, case_rule = [], [], []
     places["_loose"] = places["_loose"].fillna(0).astype(int)

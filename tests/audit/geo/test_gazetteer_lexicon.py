@@ -102,6 +102,7 @@ def test_capitalisation_rules(entries):
 
 @pytest.mark.parametrize("alias, country, reason", [
     ("perth", "GB", "context_only: namesake_share"),
+    ("congo", "BR", "context_only: namesake_share"),  # the two Congos' shared name still outweighs a town of 4,933
     ("orange", None, "context_only: common_english_word"),  # WordNet: the fruit and the colour
     ("jackson", "US", "context_only: other_proper_noun_first"),  # WordNet: seven people, four places
     ("sanford", "US", "context_only: person_name"),  # US Census 1990 surname
