@@ -257,7 +257,8 @@ def test_gazetteer_profile_with_an_evidence_floor(ray_local, tmp_path):
                 "Gimli sunset", "a dog on a sofa"]
     src = make_corpus(tmp_path / "c", captions * 4, files=1)
     cfg = GeoConfig(corpus=[corpus("g", src)], lexicon_profile="gazetteer", write_records=True, bootstrap=0)
-    summary, m = load(run(cfg, RunOptions(out=str(tmp_path / "runs"))))
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs")))
+    summary, m = load(out)
     strict = GeoConfig(corpus=[corpus("g", src)], lexicon_profile="gazetteer", min_evidence="country_region_address", bootstrap=0)
     strict_summary, strict_m = load(run(strict, RunOptions(out=str(tmp_path / "runs"))))
     assert m["lexicon"]["profile"] == "gazetteer" and strict_m["evidence"]["min_evidence"] == "country_region_address"
@@ -265,6 +266,5 @@ def test_gazetteer_profile_with_an_evidence_floor(ray_local, tmp_path):
     assert summary["corpora"]["g"]["country_counts"] == {"CA": 8, "US": 4, "DK": 4}
     assert strict_summary["corpora"]["g"]["country_counts"] == {"CA": 4, "US": 4}
     assert sum(m["evidence"]["tiers"]["g"].values()) == summary["corpora"]["g"]["resolved_records"]
-    run_dir = Path(run(cfg, RunOptions(out=str(tmp_path / "runs"))))
-    tiers = pq.read_table(run_dir / "data" / "records" / "corpus=g").column("tier").to_pylist()
+    tiers = pq.read_table(Path(out) / "data" / "records" / "corpus=g").column("tier").to_pylist()
     assert {"corroborated", "bare_town", "demonym"} <= set(tiers) and None in tiers
