@@ -124,7 +124,7 @@ def test_bad_input_counted_by_reason(ray_local, tmp_path):
     j.write_text("\n".join([json.dumps({"caption": "Oslo in winter", "url": "http://a.no/x"}), json.dumps({"caption": 42}),
                             "{broken", json.dumps({"url": "no caption"}), json.dumps(["not", "an", "object"])]) + "\n")
     corpora = [corpus("bad", d), CorpusConfig(name="j", paths=[str(j)], format="jsonl", text="caption", url="url")]
-    cfg = GeoConfig(corpus=corpora, bootstrap=0)
+    cfg = GeoConfig(corpus=corpora, lexicon_profile="paper", bootstrap=0)  # the small lexicon: what is counted is the input
     with pytest.raises(ValueError, match=r"b\.parquet: unreadable"):
         run(cfg, RunOptions(out=str(tmp_path / "runs")))
     # skipping is bounded: by default no whole input and at most 1% of rows may be skipped
@@ -178,7 +178,8 @@ def test_shard_failing_mid_scan_then_resume_gives_identical_totals(ray_local, tm
     good = (d / "s005.tsv").read_bytes()
     (d / "s005.tsv").unlink()
     (d / "s005.tsv.gz").write_bytes(b"\x1f\x8b not really gzip")  # fails when read, not when planned
-    cfg = GeoConfig(corpus=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], bootstrap=0)
+    # the small lexicon (each run's workers compile it: seconds less than the default gazetteer's)
+    cfg = GeoConfig(corpus=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], lexicon_profile="paper", bootstrap=0)
     opts = RunOptions(out=str(tmp_path / "runs"), run_id="resumable")
     with pytest.raises(JobError, match=r"geo: \S+s005\.tsv\.gz: .*[Gg]zip") as failure:
         run(cfg, opts)
@@ -211,7 +212,7 @@ def test_killed_run_resumes_and_reproduces_totals(ray_local, tmp_path, real_capt
     write_tsv_shards(d, captions, 1500)
     out_root = tmp_path / "runs"
     args = [sys.executable, "-m", "jobs.cli", "geo", "--corpus", f"t:cc3m:{d}", "--bootstrap", "0", "--out", str(out_root),
-            "--run-id", "killed", "--num-cpus", "1"]
+            "--lexicon-profile", "paper", "--run-id", "killed", "--num-cpus", "1"]  # the small lexicon: faster worker starts
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     shards_dir = out_root / "geo" / ".killed.partial" / "shards"
     deadline = time.monotonic() + 120
@@ -227,7 +228,7 @@ def test_killed_run_resumes_and_reproduces_totals(ray_local, tmp_path, real_capt
 
     assert main(args[3:-2] + ["--resume"]) == 0  # the same command, resumed (in this process's Ray)
     summary, m = load(str(out_root / "geo" / "killed"))
-    cfg = GeoConfig(corpus=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], bootstrap=0)
+    cfg = GeoConfig(corpus=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], lexicon_profile="paper", bootstrap=0)
     assert m["shards"]["resumed"] >= done_before and m["shards"]["resumed"] + m["shards"]["run"] == 40
     clean, _ = load(run(cfg, RunOptions(out=str(out_root), run_id="clean")))
     for key in ("outcomes", "country_counts", "usable_records"):
