@@ -124,7 +124,7 @@ def test_bad_input_counted_by_reason(ray_local, tmp_path):
     j.write_text("\n".join([json.dumps({"caption": "Oslo in winter", "url": "http://a.no/x"}), json.dumps({"caption": 42}),
                             "{broken", json.dumps({"url": "no caption"}), json.dumps(["not", "an", "object"])]) + "\n")
     corpora = [corpus("bad", d), CorpusConfig(name="j", paths=[str(j)], format="jsonl", text="caption", url="url")]
-    cfg = GeoConfig(corpus=corpora, lexicon_profile="paper", bootstrap=0)  # the small lexicon: what is counted is the input
+    cfg = GeoConfig(corpus=corpora, bootstrap=0)
     with pytest.raises(ValueError, match=r"b\.parquet: unreadable"):
         run(cfg, RunOptions(out=str(tmp_path / "runs")))
     # skipping is bounded: by default no whole input and at most 1% of rows may be skipped
@@ -245,7 +245,8 @@ def test_joins_a_running_cluster_by_address(ray_local, tmp_path):
     address = ray_local.get_runtime_context().gcs_address
     src = make_corpus(tmp_path / "c", ["Rome", "Lima", "a cat"] * 20, files=2)
     cmd = [sys.executable, "-m", "jobs.cli", "geo", "--input", str(src), "--text-column", "text", "--url-column", "url",
-           "--bootstrap", "0", "--out", str(tmp_path / "runs"), "--run-id", "joined", "--address", address]
+           "--bootstrap", "0", "--lexicon-profile", "paper", "--out", str(tmp_path / "runs"), "--run-id", "joined",
+           "--address", address]  # the small lexicon: what is tested is joining the cluster
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary, m = load(str(tmp_path / "runs" / "geo" / "joined"))
