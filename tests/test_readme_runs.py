@@ -119,7 +119,7 @@ def elsewhere(line: str) -> str | None:
 
 RUNNABLE = list({tuple(argv_of(c)): c for c in readme_commands() if elsewhere(c) is None}.values())
 # one test per distinct run: commands that differ only where a run here changes them (their --out, a --sample above
-# the cap) make the same run, and the first of them runs for all
+# the cap) make the same run, and one of them runs for all
 RUNS = list({tuple(as_run(c, Path("/root"))): c for c in RUNNABLE}.values())
 
 
