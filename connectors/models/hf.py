@@ -19,6 +19,7 @@ import inspect
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,13 @@ class HFSettings:
             raise ValueError("batch_size and max_batch_tokens must be positive")
 
 
+class ModelLoadError(BackendError):
+    """The weights would not load. They load on the first forward, not when the actor starts, so this
+    carries the reason a failed actor start gives (``failure_reason``): permanent, the model's own."""
+
+    reason = "model_init_failed"
+
+
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 
 
@@ -101,8 +109,8 @@ class RowSampler:
 
 
 class HFBackend(ModelBackend):
-    """``HFBackend(spec, settings)`` loads weights and tokenizer; ``model=``/``tokenizer=`` take
-    objects already in memory instead (the GPU bench's randomly initialised model)."""
+    """``HFBackend(spec, settings)`` loads the tokenizer and config, and the weights on the first forward;
+    ``model=``/``tokenizer=`` take objects already in memory instead (the GPU bench's randomly initialised model)."""
 
     def __init__(self, spec: ModelSpec, settings: HFSettings | dict[str, Any] | None = None, *,
                  model: Any = None, tokenizer: Any = None) -> None:
@@ -127,13 +135,12 @@ class HFBackend(ModelBackend):
             if self.tokenizer.eos_token_id is None:
                 raise BackendError(f"{spec}: the tokenizer has neither a pad nor an eos token to pad batches with")
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = model if model is not None else self._load_model(transformers, torch)
-        self.model.eval()
+        self._model = model.eval() if model is not None else None
+        model_config = model.config if model is not None else self._load_config(transformers)
         self.chat = uses_chat_template(self.tokenizer, self.config.chat_template, str(spec))
-        self.max_length = self.config.max_length or getattr(self.model.config, "max_position_embeddings", None)
-        self._keep_last = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        self.max_length = self.config.max_length or getattr(model_config, "max_position_embeddings", None)
         self._label_ids: dict[str, int] = {}
-        commit = getattr(self.model.config, "_commit_hash", None)
+        commit = getattr(model_config, "_commit_hash", None)
         self.revision = local_revision(self.files_sha256) if self.files_sha256 else self.config.revision or commit
         self._versions = {"transformers": transformers.__version__, "torch": torch.__version__}
 
@@ -158,6 +165,26 @@ class HFBackend(ModelBackend):
         except (OSError, ValueError) as exc:
             raise BackendError(f"{self.spec}: cannot load the tokenizer: {exc}") from exc
 
+    def _load_config(self, transformers: Any) -> Any:
+        try:
+            return transformers.AutoConfig.from_pretrained(
+                self.load_from, revision=self.config.revision, trust_remote_code=self.config.trust_remote_code)
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"{self.spec}: cannot load the model: {exc}") from exc
+
+    @property
+    def model(self) -> Any:
+        """The weights, loaded on the first forward: the cache key needs only the files' content hashes,
+        the tokenizer and the config, so a rerun the response cache answers whole never loads them (the
+        load is most of an actor's start: 4 s of its 7 s for smollm2-135m on CPU)."""
+        if self._model is None:
+            self._model = self._load_model(self._transformers, self._torch)
+        return self._model
+
+    @cached_property
+    def _keep_last(self) -> bool:
+        return "logits_to_keep" in inspect.signature(self.model.forward).parameters
+
     def _load_model(self, transformers: Any, torch: Any) -> Any:
         kwargs: dict[str, Any] = {"revision": self.config.revision, "trust_remote_code": self.config.trust_remote_code,
                                   "dtype": getattr(torch, self.dtype)}
@@ -165,9 +192,10 @@ class HFBackend(ModelBackend):
             kwargs["device_map"] = self.config.device_map
         try:
             model = transformers.AutoModelForCausalLM.from_pretrained(self.load_from, **kwargs)
-        except (OSError, ValueError) as exc:
-            raise BackendError(f"{self.spec}: cannot load the model: {exc}") from exc
-        return model if self.config.device_map else model.to(self.device)
+        except Exception as exc:  # noqa: BLE001 -- any failure to load is the model's (corrupt weights: SafetensorError)
+            raise ModelLoadError(f"{self.spec}: cannot load the model: {exc}") from exc
+        model = model if self.config.device_map else model.to(self.device)
+        return model.eval()
 
     def settings(self) -> dict[str, Any]:
         """Besides the run settings: ``weights_sha256`` (weight file name -> sha256 of its bytes, for
@@ -304,7 +332,7 @@ class HFBackend(ModelBackend):
         return out  # type: ignore[return-value]
 
     def close(self) -> None:
-        del self.model
+        self._model = None
         if self._torch.cuda.is_available():
             self._torch.cuda.empty_cache()
 

@@ -143,3 +143,33 @@ def test_a_folder_with_two_ggufs_is_an_error_naming_them(tmp_path):
         build_backend(f"hf:{tmp_path}")
     with pytest.raises(BackendError, match=r"a.Q4_0.gguf: not a readable GGUF file"):
         build_backend(f"hf:{tmp_path}/a.Q4_0.gguf")
+
+
+def test_a_rerun_the_cache_answers_whole_never_loads_the_weights_and_keys_as_a_loaded_one(tmp_path):
+    """The weights load on the first miss, not at the start: a fully cached rerun skips the load (most of an
+    actor's start), and its cache identity (settings: content hashes, max length) is the loaded model's."""
+    from connectors.models.registry import open_backend
+
+    spec = f"hf:{shared_tiny_lm()}"
+    first = open_backend(spec, {"batch_size": 2}, cache_root=str(tmp_path / "cache"))
+    scores = first.choice_logprobs(QUESTIONS, LABELS)
+    assert first.backend._model is not None and first.counters["forward_passes"] == 2
+    rerun = open_backend(spec, {"batch_size": 2}, cache_root=str(tmp_path / "cache"))
+    assert rerun.settings() == first.settings() and rerun.settings()["max_length"] == 1024  # the config's, unloaded
+    assert rerun.choice_logprobs(QUESTIONS, LABELS) == scores
+    assert rerun.backend._model is None and rerun.counters["forward_passes"] == 0
+
+
+def test_weights_that_do_not_load_fail_the_first_forward_as_a_failed_model_start(tmp_path):
+    import shutil
+
+    from connectors.models.hf import ModelLoadError
+    from jobs.common.runtime.errors import failure_reason
+
+    shutil.copytree(shared_tiny_lm(), tmp_path / "m")
+    for weights in (tmp_path / "m").glob("*.safetensors"):
+        weights.write_bytes(b"not a safetensors file")
+    backend = build_backend(f"hf:{tmp_path / 'm'}")
+    with pytest.raises(ModelLoadError, match=f"hf:{tmp_path / 'm'}: cannot load the model") as failed:
+        backend.choice_logprobs(QUESTIONS, LABELS)
+    assert failure_reason(failed.value) == ("model_init_failed", False)  # what an actor whose start failed gives

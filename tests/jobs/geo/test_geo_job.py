@@ -178,7 +178,8 @@ def test_shard_failing_mid_scan_then_resume_gives_identical_totals(ray_local, tm
     good = (d / "s005.tsv").read_bytes()
     (d / "s005.tsv").unlink()
     (d / "s005.tsv.gz").write_bytes(b"\x1f\x8b not really gzip")  # fails when read, not when planned
-    cfg = GeoConfig(corpus=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], bootstrap=0)
+    # the small lexicon (each run's workers compile it: seconds less than the default gazetteer's)
+    cfg = GeoConfig(corpus=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], lexicon_profile="paper", bootstrap=0)
     opts = RunOptions(out=str(tmp_path / "runs"), run_id="resumable")
     with pytest.raises(JobError, match=r"geo: \S+s005\.tsv\.gz: .*[Gg]zip") as failure:
         run(cfg, opts)
@@ -211,7 +212,7 @@ def test_killed_run_resumes_and_reproduces_totals(ray_local, tmp_path, real_capt
     write_tsv_shards(d, captions, 1500)
     out_root = tmp_path / "runs"
     args = [sys.executable, "-m", "jobs.cli", "geo", "--corpus", f"t:cc3m:{d}", "--bootstrap", "0", "--out", str(out_root),
-            "--run-id", "killed", "--num-cpus", "1"]
+            "--lexicon-profile", "paper", "--run-id", "killed", "--num-cpus", "1"]  # the small lexicon: faster worker starts
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     shards_dir = out_root / "geo" / ".killed.partial" / "shards"
     deadline = time.monotonic() + 120
@@ -227,7 +228,7 @@ def test_killed_run_resumes_and_reproduces_totals(ray_local, tmp_path, real_capt
 
     assert main(args[3:-2] + ["--resume"]) == 0  # the same command, resumed (in this process's Ray)
     summary, m = load(str(out_root / "geo" / "killed"))
-    cfg = GeoConfig(corpus=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], bootstrap=0)
+    cfg = GeoConfig(corpus=[CorpusConfig(name="t", paths=[str(d)], preset="cc3m")], lexicon_profile="paper", bootstrap=0)
     assert m["shards"]["resumed"] >= done_before and m["shards"]["resumed"] + m["shards"]["run"] == 40
     clean, _ = load(run(cfg, RunOptions(out=str(out_root), run_id="clean")))
     for key in ("outcomes", "country_counts", "usable_records"):
@@ -244,7 +245,8 @@ def test_joins_a_running_cluster_by_address(ray_local, tmp_path):
     address = ray_local.get_runtime_context().gcs_address
     src = make_corpus(tmp_path / "c", ["Rome", "Lima", "a cat"] * 20, files=2)
     cmd = [sys.executable, "-m", "jobs.cli", "geo", "--input", str(src), "--text-column", "text", "--url-column", "url",
-           "--bootstrap", "0", "--out", str(tmp_path / "runs"), "--run-id", "joined", "--address", address]
+           "--bootstrap", "0", "--lexicon-profile", "paper", "--out", str(tmp_path / "runs"), "--run-id", "joined",
+           "--address", address]  # the small lexicon: what is tested is joining the cluster
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary, m = load(str(tmp_path / "runs" / "geo" / "joined"))
@@ -257,7 +259,8 @@ def test_gazetteer_profile_with_an_evidence_floor(ray_local, tmp_path):
                 "Gimli sunset", "a dog on a sofa"]
     src = make_corpus(tmp_path / "c", captions * 4, files=1)
     cfg = GeoConfig(corpus=[corpus("g", src)], lexicon_profile="gazetteer", write_records=True, bootstrap=0)
-    summary, m = load(run(cfg, RunOptions(out=str(tmp_path / "runs"))))
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs")))
+    summary, m = load(out)
     strict = GeoConfig(corpus=[corpus("g", src)], lexicon_profile="gazetteer", min_evidence="country_region_address", bootstrap=0)
     strict_summary, strict_m = load(run(strict, RunOptions(out=str(tmp_path / "runs"))))
     assert m["lexicon"]["profile"] == "gazetteer" and strict_m["evidence"]["min_evidence"] == "country_region_address"
@@ -265,6 +268,5 @@ def test_gazetteer_profile_with_an_evidence_floor(ray_local, tmp_path):
     assert summary["corpora"]["g"]["country_counts"] == {"CA": 8, "US": 4, "DK": 4}
     assert strict_summary["corpora"]["g"]["country_counts"] == {"CA": 4, "US": 4}
     assert sum(m["evidence"]["tiers"]["g"].values()) == summary["corpora"]["g"]["resolved_records"]
-    run_dir = Path(run(cfg, RunOptions(out=str(tmp_path / "runs"))))
-    tiers = pq.read_table(run_dir / "data" / "records" / "corpus=g").column("tier").to_pylist()
+    tiers = pq.read_table(Path(out) / "data" / "records" / "corpus=g").column("tier").to_pylist()
     assert {"corroborated", "bare_town", "demonym"} <= set(tiers) and None in tiers

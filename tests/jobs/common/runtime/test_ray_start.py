@@ -22,8 +22,10 @@ pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 
 def geo(out: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """A geo run with the small ``paper`` lexicon: what is tested is Ray's start, not resolution."""
     return subprocess.Popen([sys.executable, "-m", "jobs.cli", "geo", "--out", str(out), "--bootstrap", "0", "--num-cpus", "1",
-                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+                             "--lexicon-profile", "paper", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env=env)
 
 
 def lines(text: str) -> list[str]:
