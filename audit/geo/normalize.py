@@ -91,12 +91,10 @@ def _normalize_ascii(texts: pa.StringArray, lower: bool) -> pa.StringArray:
     are left alone), and each run of spaces becomes one ``SEP``, a leading or trailing run included,
     which is where the regex puts one; ``SEP`` at both ends. One compiled pass over the bytes
     (``audit.geo.normalize_kernel``); nulls stay null."""
-    from audit.geo.normalize_kernel import normalize_bytes  # numba: loaded where captions are normalized, not by every importer
+    from audit.geo.normalize_kernel import normalize_bytes, string_buffers  # numba: loaded where captions are normalized
 
     n = len(texts)
-    offsets_buf, data_buf = texts.buffers()[1:3]
-    offsets = np.frombuffer(offsets_buf, dtype=np.int32, count=n + 1, offset=texts.offset * 4)
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size else np.zeros(1, np.uint8)
+    data, offsets = string_buffers(texts)
     out, out_offsets = normalize_bytes(data, offsets, _ASCII_LOWER_TABLE if lower else _ASCII_CASED_TABLE)
     validity = texts.is_valid().buffers()[1] if texts.null_count else None
     return pa.StringArray.from_buffers(n, pa.py_buffer(out_offsets), pa.py_buffer(out), validity, texts.null_count)

@@ -15,6 +15,7 @@ trailing run leaves, so such a run is a separator like any other).
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 from numba import njit
 
 _SPACE = 32
@@ -72,9 +73,19 @@ def _digit_pass(data, offsets, out) -> None:
                 break
 
 
-def rows_with_digit(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Which records ``offsets`` delimits in ``data`` hold an ASCII digit: the address formats' cheap first
-    test (every postal code has one, few captions do), a pass that stops at a record's first digit."""
-    out = np.zeros(len(offsets) - 1, dtype=np.bool_)
+def string_buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, int32 offsets) of a ``string`` array's records, read in place (no copy; slices respected)."""
+    n = len(texts)
+    offsets_buf, data_buf = texts.buffers()[1:3]
+    offsets = np.frombuffer(offsets_buf, dtype=np.int32, count=n + 1, offset=texts.offset * 4)
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None and data_buf.size else np.zeros(1, np.uint8)
+    return data, offsets
+
+
+def rows_with_digit(texts: pa.Array) -> np.ndarray:
+    """Which records of a ``string`` array hold an ASCII digit: the address formats' cheap first test (every
+    postal code has one, few captions do), a pass that stops at a record's first digit."""
+    data, offsets = string_buffers(texts)
+    out = np.zeros(len(texts), dtype=np.bool_)
     _digit_pass(data, offsets, out)
     return out

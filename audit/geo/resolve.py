@@ -28,7 +28,7 @@ import copy
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cache
+from functools import lru_cache
 
 import ahocorasick_rs
 import numpy as np
@@ -573,7 +573,7 @@ def _in_trade_phrase(lower, cased, rec_start: int, rec_end: int, start: int, end
     return trade and _case_ok(1, lower, cased, start, end)
 
 
-@cache
+@lru_cache(maxsize=4096)
 def _label_pattern(name: str) -> re.Pattern:
     word = re.escape(name).replace(r"\ ", r"\s+")
     return re.compile(rf"\(\s*{word}\s*[()]|[,\-\u2013\u2014|]\s*{word}[\s.!)]*$")

@@ -72,9 +72,10 @@ def cldr_names(locales: tuple[str, ...] = CLDR_LOCALES) -> Iterator[Candidate]:
     codes = country_codes()
     for loc in locales:
         names = Locale.parse(loc).territories
+        every = set(names.values())  # a territory's own full name never sits in its own parentheses
         for code, name in names.items():
             if code in codes:
-                for form in _name_forms(name, {n for c, n in names.items() if c != code}):
+                for form in _name_forms(name, every):
                     yield form, code, "country", f"cldr:{loc}"
 
 

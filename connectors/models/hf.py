@@ -159,18 +159,18 @@ class HFBackend(ModelBackend):
         return None, source, content_digests(deciding_files(path)) if path.is_dir() else {}
 
     def _load_tokenizer(self, transformers: Any) -> Any:
-        try:
-            return transformers.AutoTokenizer.from_pretrained(
-                self.load_from, revision=self.config.revision, trust_remote_code=self.config.trust_remote_code)
-        except (OSError, ValueError) as exc:
-            raise BackendError(f"{self.spec}: cannot load the tokenizer: {exc}") from exc
+        return self._from_pretrained(transformers.AutoTokenizer, "the tokenizer")
 
     def _load_config(self, transformers: Any) -> Any:
+        return self._from_pretrained(transformers.AutoConfig, "the model")
+
+    def _from_pretrained(self, auto: Any, what: str) -> Any:
+        """``auto.from_pretrained`` on this model's files, a failure named as ``what`` that would not load."""
         try:
-            return transformers.AutoConfig.from_pretrained(
-                self.load_from, revision=self.config.revision, trust_remote_code=self.config.trust_remote_code)
+            return auto.from_pretrained(self.load_from, revision=self.config.revision,
+                                        trust_remote_code=self.config.trust_remote_code)
         except (OSError, ValueError) as exc:
-            raise BackendError(f"{self.spec}: cannot load the model: {exc}") from exc
+            raise BackendError(f"{self.spec}: cannot load {what}: {exc}") from exc
 
     @property
     def model(self) -> Any:
