@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
-from scipy import stats
 
 from audit.stats.choices import DEFAULT_LEVEL, DEFAULT_REPLICATES, DEFAULT_SEED
 
@@ -67,6 +65,8 @@ def weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
 
 
 def _fit(df: pd.DataFrame, predictors: list[str], weighted: bool) -> dict:
+    import statsmodels.api as sm
+
     sub = df.dropna(subset=predictors)
     X = sm.add_constant(sub[predictors].to_numpy(), has_constant="add")
     y = sub["log_d"].to_numpy()
@@ -99,6 +99,8 @@ def _bootstrap_r(x: np.ndarray, y: np.ndarray, replicates: int, seed: int, level
         with np.errstate(invalid="ignore", divide="ignore"):
             return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
 
+    from scipy import stats
+
     xs, ys = x[idx], y[idx]
     r = rows_r(xs, ys)
     rho = rows_r(stats.rankdata(xs, axis=1), stats.rankdata(ys, axis=1))
@@ -113,6 +115,8 @@ def associate(counts: dict[str, int], indicators: pd.DataFrame, alpha3_of: dict[
     With few countries a statistic can be undefined (constant input, zero variance); it is then
     reported as NaN (``null`` in summary.json), so numpy's and scipy's warnings about it are noise.
     """
+    from scipy import stats
+
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
@@ -120,6 +124,11 @@ def associate(counts: dict[str, int], indicators: pd.DataFrame, alpha3_of: dict[
 
 
 def _associate(counts: dict[str, int], indicators: pd.DataFrame, alpha3_of: dict[str, str], cfg: AssociationConfig) -> dict:
+    # statsmodels and scipy.stats (~3 s to import) only here: a geo shard worker imports this module with the job's
+    # code and never fits a model
+    import statsmodels.api as sm
+    from scipy import stats
+
     df = country_table(counts, indicators, alpha3_of, cfg)
     out: dict = {"config": cfg.__dict__, "n_countries": int(len(df)), "countries": df["alpha2"].tolist()}
     if len(df) < 3:

@@ -46,7 +46,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import nnls
 
 NONE = "none"  # the class of a caption that names no country (true) or resolves to none (observed)
 UNKNOWN = "unknown"  # the region of a country the region table lacks
@@ -108,6 +107,8 @@ def misclassification_matrix(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def solve_shares(m: np.ndarray, observed: np.ndarray) -> np.ndarray:
     """The shares ``p`` on the simplex that minimise ``‖Mᵀp − q‖²``."""
+    from scipy.optimize import nnls  # half a second to import: a geo shard worker loads this module and never solves
+
     k = len(observed)
     a = np.vstack([m.T, np.full((1, k), _SUM_WEIGHT)])
     b = np.concatenate([observed, [_SUM_WEIGHT]])

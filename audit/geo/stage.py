@@ -100,9 +100,14 @@ class GeoStage:
     """
 
     def __init__(self, lexicon_entries: pa.Table, with_records: bool = False, min_evidence: str | None = None,
-                 repair_mojibake: bool = True, count_country_tiers: bool = False, patterns: Patterns | None = None):
-        self.resolver = CountryResolver(lexicon_entries, min_evidence=min_evidence, repair_mojibake=repair_mojibake,
-                                        patterns=patterns)
+                 repair_mojibake: bool = True, count_country_tiers: bool = False, patterns: Patterns | None = None,
+                 resolver: CountryResolver | None = None):
+        # ``resolver``: this lexicon built before in this process (``connectors.geo.compiled.built_resolver``), used
+        # at this stage's ``min_evidence``; its ``repair_mojibake`` must be this stage's
+        if resolver is not None and resolver.repair != repair_mojibake:
+            raise ValueError("resolver was built with another repair_mojibake than the stage's")
+        self.resolver = resolver.at_min_evidence(min_evidence) if resolver is not None else CountryResolver(
+            lexicon_entries, min_evidence=min_evidence, repair_mojibake=repair_mojibake, patterns=patterns)
         self.with_records = with_records
         self.count_country_tiers = count_country_tiers
 

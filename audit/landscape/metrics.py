@@ -17,7 +17,6 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 POINT_COLUMNS = ("ptop1", "hnorm", "pred", "k", "error")
 
@@ -103,6 +102,8 @@ def hnorm_correlations(points: pd.DataFrame, item: str = "source_id", model: str
 
     A pair with fewer than three shared items, or a constant Hnorm, has NaN correlations.
     """
+    from scipy import stats  # lazily: the batch stage (``landscape_points``) runs in workers that never correlate
+
     ok = points[points["error"].isna()]
     wide = ok.pivot_table(index=item, columns=model, values="hnorm", aggfunc="first")
     rows = []

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from audit.landscape.choices import MPD_BOOTSTRAP, MPD_EXACT_LIMIT, MPD_PAIRS
 from audit.stats.bootstrap import BootstrapConfig, resample_indices
@@ -114,6 +113,8 @@ def mpd_sampled(points: np.ndarray, pairs: int = MPD_PAIRS, seed: int = DEFAULT_
         drawn += m
     mean = total / pairs
     var = max(total_sq - pairs * mean * mean, 0.0) / (pairs - 1)
+    from scipy.stats import norm  # lazily: a landscape batch worker imports this module and never draws pairs
+
     half = float(norm.ppf(0.5 + level / 2.0)) * np.sqrt(var / pairs)
     return MpdEstimate(mean, mean - half, mean + half, n, pairs, exact=False, seed=seed, level=level)
 

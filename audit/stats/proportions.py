@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import norm
-
 from audit.stats.choices import DEFAULT_LEVEL
 
 
@@ -19,6 +17,8 @@ def wilson_interval(successes: float, n: int, level: float = DEFAULT_LEVEL) -> t
         return float("nan"), float("nan")
     if not 0 <= successes <= n:
         raise ValueError(f"{successes} successes of {n} trials")
+    from scipy.stats import norm  # lazily: scipy.stats takes a second to import, in every worker that loads this module
+
     z = float(norm.ppf(0.5 + level / 2))
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)

@@ -5,8 +5,9 @@ for the gazetteer's 176,000 entries on one core, paid again by every worker a ru
 worker Ray restarts, and by every short run. The patterns depend only on the lexicon's content and
 on the code that compiles them, so the first worker to compile writes them to
 ``$BENCHAUDIT_GEO_CACHE`` (default ``~/.cache/benchaudit/geo``), keyed by both, and the others read
-them back (~0.2 s). The Aho-Corasick automata are not kept (they cannot be pickled; building them
-takes ~1 s).
+them back (~0.2 s). The Aho-Corasick automata cannot be pickled (building them takes ~2 s for the
+gazetteer), so ``built_resolver`` keeps the last one built in the process: the runs of one process
+(``--executor local``, a re-audit of several corpora, a test session) build it once.
 
 A key names the content (the lexicon's SHA-256) and the compiler (a digest of the source of the
 modules that compile), so an edited lexicon or an edited compiler can never read another's
@@ -21,13 +22,14 @@ import logging
 import os
 import pickle
 import tempfile
-from functools import cache
+from functools import cache, lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 
 import pyarrow as pa
 
 from audit.geo.patterns import Patterns, compile_patterns
+from audit.geo.resolve import ALL_MATCH_TYPES, CountryResolver
 
 log = logging.getLogger("benchaudit")
 
@@ -80,3 +82,30 @@ def compiled_patterns(entries: pa.Table, lexicon_sha256: str, match_types: tuple
         if tmp:
             Path(tmp).unlink(missing_ok=True)
     return patterns
+
+
+@lru_cache(maxsize=1)  # one lexicon's automata (~310 MiB for the gazetteer, measured): the last one built, never several
+def _resolver(lexicon_sha256: str, repair_mojibake: bool, entries_ref: _Entries) -> CountryResolver:
+    patterns = compiled_patterns(entries_ref.entries, lexicon_sha256, ALL_MATCH_TYPES)
+    return CountryResolver(entries_ref.entries, repair_mojibake=repair_mojibake, patterns=patterns)
+
+
+class _Entries:
+    """A lexicon table carried through the cache key by its SHA-256 alone (hashing 56 MB of Arrow per lookup
+    would cost what the cache saves)."""
+
+    def __init__(self, entries: pa.Table, sha256: str):
+        self.entries, self.sha256 = entries, sha256
+
+    def __hash__(self) -> int:
+        return hash(self.sha256)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Entries) and other.sha256 == self.sha256
+
+
+def built_resolver(entries: pa.Table, lexicon_sha256: str, repair_mojibake: bool = True) -> CountryResolver:
+    """The lexicon's resolver (every evidence tier: take an operating point with ``at_min_evidence``), built once per
+    process for the last lexicon asked for. A resolver is pure state after it is built, so runs may share it."""
+    return _resolver(lexicon_sha256, repair_mojibake, _Entries(entries, lexicon_sha256))
+

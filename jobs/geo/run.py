@@ -16,13 +16,12 @@ from audit.geo.association import AssociationConfig, associate
 from audit.geo.calibration import ESTIMATOR, NotIdentified, correct, recall_precision
 from audit.geo.choices import TIERS
 from audit.geo.lexicon import Lexicon
-from audit.geo.resolve import ALL_MATCH_TYPES, CountryResolver
 from audit.geo.sources import country_codes, country_facts
 from audit.geo.stage import RECORD_SCHEMA, GeoPartial, GeoStage
 from connectors.captions.corpus import CorpusSpec, Plan, check_some_rows, plan_corpus
 from connectors.captions.read import read_shard
 from connectors.geo.calibration import CalibrationSample, read_calibration
-from connectors.geo.compiled import compiled_patterns
+from connectors.geo.compiled import built_resolver
 from connectors.geo.indicators import read_indicators
 from connectors.geo.lexicon import load_lexicon
 from connectors.io.read_report import ReadReport
@@ -54,9 +53,9 @@ class GeoTask(ShardTask):
         self.min_evidence, self.repair_mojibake = cfg.min_evidence, cfg.repair_mojibake
 
     def setup(self) -> None:
-        patterns = compiled_patterns(self.entries, self.lexicon_sha256, ALL_MATCH_TYPES)
+        resolver = built_resolver(self.entries, self.lexicon_sha256, self.repair_mojibake)
         self.stage = GeoStage(self.entries, self.with_records, self.min_evidence, self.repair_mojibake,
-                              count_country_tiers=True, patterns=patterns)
+                              count_country_tiers=True, resolver=resolver)
         self.stage.warm_up()
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
@@ -209,7 +208,7 @@ def _shares_note(sample: CalibrationSample | None) -> dict:
 def _calibration(cfg: GeoConfig, lexicon: Lexicon, sample: CalibrationSample, corpora: dict[str, dict]) -> dict:
     """Resolve the labelled sample as the corpora were (same lexicon, evidence floor, mojibake repair),
     measure the resolver on it, and correct every corpus's shares (``audit.geo.calibration``)."""
-    resolver = CountryResolver(lexicon.entries, min_evidence=cfg.min_evidence, repair_mojibake=cfg.repair_mojibake)
+    resolver = built_resolver(lexicon.entries, lexicon.sha256, cfg.repair_mojibake).at_min_evidence(cfg.min_evidence)
     resolved = resolver.resolve(pa.array(sample.captions, pa.string())).country.to_pylist()  # None: not placed
     region_of = {code: facts["region"] for code, facts in country_facts().items()}
     out = {"path": sample.path, "sha256": sample.sha256, "captions": len(sample.captions),

@@ -55,3 +55,25 @@ def test_a_cut_file_is_compiled_again_and_an_unwritable_cache_costs_only_the_com
     patterns = compiled_patterns(paper_lexicon.entries, paper_lexicon.sha256, ALL_MATCH_TYPES)
     assert countries(CountryResolver(paper_lexicon.entries, patterns=patterns))[0] == "FR"
     assert not list(tmp_path.glob("**/.patterns-*"))  # no temporary file left behind
+
+
+def test_runs_of_one_process_share_the_last_resolver_built_at_their_own_evidence_floor(cache, paper_lexicon,
+                                                                                       extended_lexicon, monkeypatch):
+    from audit.geo.stage import GeoStage
+    from connectors.geo.compiled import built_resolver
+
+    first = built_resolver(paper_lexicon.entries, paper_lexicon.sha256)
+    monkeypatch.setattr(compiled, "CountryResolver", lambda *a, **k: pytest.fail("built again"))
+    assert built_resolver(paper_lexicon.entries, paper_lexicon.sha256) is first
+    assert countries(first) == countries(CountryResolver(paper_lexicon.entries)) == ["FR", "PT", None, "TH"]
+    # a stage takes its own operating point from the shared resolver, which keeps its own
+    strict = GeoStage(paper_lexicon.entries, min_evidence="country_region_address", resolver=first)
+    assert strict.resolver is not first and strict.resolver.min_evidence == "country_region_address"
+    assert first.min_evidence is None
+    with pytest.raises(ValueError, match="repair_mojibake"):
+        GeoStage(paper_lexicon.entries, repair_mojibake=False, resolver=first)
+    monkeypatch.undo()
+    # another lexicon (or another repair setting) is built anew, and replaces the one kept
+    other = built_resolver(extended_lexicon.entries, extended_lexicon.sha256)
+    assert other is not first and built_resolver(paper_lexicon.entries, paper_lexicon.sha256) is not first
+    assert built_resolver(paper_lexicon.entries, paper_lexicon.sha256, repair_mojibake=False).repair is False
