@@ -1,7 +1,8 @@
 """Runs on an object store, for real: a moto S3 server on loopback, jobs reading and writing ``s3://`` through s3fs.
 
 The jobs run as users run them (``python -m jobs.cli`` in a subprocess whose environment points
-botocore at the server), so the path under test is the one a cluster takes.
+botocore at the server), so the path under test is the one a cluster takes. The geo runs that succeed use the
+``paper`` lexicon: what is under test is reading and writing the store, and the gazetteer's build costs seconds per run.
 """
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ def test_a_write_that_fails_half_way_leaves_no_object(s3_env):
 def test_geo_and_conventions_read_and_write_s3(s3):
     out = "s3://audits/runs"
     geo = cli(s3, "geo", "--corpus", "coco:coco:s3://audits/data/coco.csv", "--limit", "500", "--bootstrap", "0",
-              "--write-records", "--out", out, "--num-cpus", "1")
+              "--lexicon-profile", "paper", "--write-records", "--out", out, "--num-cpus", "1")
     assert geo.returncode == 0, geo.stderr[-3000:]
     conv = cli(s3, "conventions", "--benchmark", "tqa:truthfulqa:s3://audits/data/TruthfulQA.csv", "--bootstrap", "200",
                "--out", out, "--num-cpus", "1")
@@ -120,7 +121,7 @@ def test_geo_and_conventions_read_and_write_s3(s3):
 def test_a_commit_cut_before_its_marker_is_incomplete_and_resume_completes_it(s3):
     out = "s3://audits/cut"
     args = ["geo", "--corpus", "coco:coco:s3://audits/data/coco.csv", "--limit", "300", "--bootstrap", "0", "--out", out,
-            "--run-id", "cut1", "--num-cpus", "1"]
+            "--run-id", "cut1", "--num-cpus", "1", "--lexicon-profile", "paper"]
     cut = cli(s3, *args, code=CUT_BEFORE_MARKER)
     assert cut.returncode == 9, cut.stderr[-3000:]
     fs = s3.filesystem()
@@ -159,7 +160,7 @@ def test_a_run_writes_nothing_outside_its_run_root_on_s3(s3):
     fs = s3.filesystem()
     fs.mkdir("contained")
     proc = cli(s3, "geo", "--corpus", "coco:coco:s3://audits/data/coco.csv", "--limit", "200", "--bootstrap", "0",
-               "--executor", "local", "--out", "s3://contained/deep/root", "--run-id", "r1")
+               "--lexicon-profile", "paper", "--executor", "local", "--out", "s3://contained/deep/root", "--run-id", "r1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     keys = fs.find("contained")
     assert "contained/deep/root/geo/r1/_SUCCESS" in keys and "contained/deep/root/_runs/entries/geo/r1.json" in keys
