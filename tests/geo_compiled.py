@@ -1,6 +1,8 @@
-"""Shipped lexicons compiled once per test process (and read back from ``connectors.geo.compiled``'s disk cache by
-the next one), for the tests that build many stages and resolvers of the same profile: a gazetteer compile costs
-seconds, and what it produces is asserted by tests/connectors/geo/test_compiled.py."""
+"""Shipped lexicons compiled and built once per test process (the patterns read back from ``connectors.geo.compiled``'s
+disk cache by the next process), for the tests that use many stages and resolvers of the same profile: a gazetteer
+compile costs seconds and its automata seconds more. A built resolver is pure state, so tests share it, each at its own
+evidence floor (``CountryResolver.at_min_evidence``); what the compile produces is asserted by
+tests/connectors/geo/test_compiled.py."""
 from __future__ import annotations
 
 from functools import cache
@@ -19,11 +21,20 @@ def compiled(profile: str) -> tuple[Lexicon, Patterns]:
     return lexicon, compiled_patterns(lexicon.entries, lexicon.sha256, ALL_MATCH_TYPES)
 
 
-def geo_stage(profile: str = "gazetteer", **options) -> GeoStage:
+@cache
+def _built(profile: str, repair_mojibake: bool) -> CountryResolver:
     lexicon, patterns = compiled(profile)
-    return GeoStage(lexicon.entries, patterns=patterns, **options)
+    return CountryResolver(lexicon.entries, patterns=patterns, repair_mojibake=repair_mojibake)
+
+
+def geo_stage(profile: str = "gazetteer", **options) -> GeoStage:
+    lexicon, _ = compiled(profile)
+    return GeoStage(lexicon.entries, resolver=_built(profile, options.get("repair_mojibake", True)), **options)
 
 
 def resolver(profile: str = "gazetteer", **options) -> CountryResolver:
+    """The profile's resolver with ``options``; built once when they are only ``min_evidence``/``repair_mojibake``."""
+    if set(options) <= {"min_evidence", "repair_mojibake"}:
+        return _built(profile, options.get("repair_mojibake", True)).at_min_evidence(options.get("min_evidence"))
     lexicon, patterns = compiled(profile)
     return CountryResolver(lexicon.entries, patterns=patterns, **options)

@@ -28,11 +28,10 @@ def test_double_encoded_text_is_repaired_by_the_second_pass(fixed):
 
 
 def test_double_encoded_caption_resolves():
-    from audit.geo.resolve import CountryResolver
-    from connectors.geo.lexicon import load_lexicon
+    from tests.geo_compiled import resolver
 
     twice = "ferry to Malmö".encode().decode("cp1252").encode().decode("cp1252")  # "MalmÃƒÂ¶"
-    res = CountryResolver(load_lexicon("gazetteer").entries).resolve(pa.array([twice]))
+    res = resolver("gazetteer").resolve(pa.array([twice]))
     assert res.country.to_pylist() == ["SE"] and res.mojibake_repaired == 1
 
 
