@@ -29,6 +29,10 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   now corroborated); of the 11,350 development sentences 6 changed, all by ``name_in_prose`` over "in
   China" (4 unresolved → CN, all correct; 1 US → ambiguous and 1 single → majority GB, where the gold
   names both). ``paper`` and ``extended`` decide as before.
+* issue 32, the places in no country (``audit.geo.wordsense.places_in_no_country``: 34 WordNet seas, continents
+  and regions holding a country's name or demonym, blockers in the rebuilt lexicon), ``gazetteer`` only: of the
+  40,847 shipped captions none changed; of the 11,350 development sentences 1 changed ("Michelin North America"
+  no longer says US: corroborated US → unresolved, where the gold is US). ``paper`` and ``extended`` decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

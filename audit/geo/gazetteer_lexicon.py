@@ -298,6 +298,16 @@ def _blockers(aliases: set[str]) -> pd.DataFrame:
     }))
 
 
+def country_name_norms() -> tuple[set[str], set[str]]:
+    """(every country's names, its names and demonyms), normalized: what a place "in no country" may contain.
+
+    Build-time helper of ``scripts.derive.wordnet`` (``audit.geo.wordsense.places_in_no_country``).
+    """
+    base = _candidates(LexiconConfig(profile="extended"))
+    countries = base[base["match_type"] == "country"]
+    return set(countries["alias_norm"]), set(base.loc[base["match_type"].isin(["country", "demonym"]), "alias_norm"])
+
+
 def place_name_norms(min_population: int = 500) -> tuple[set[str], set[str]]:
     """(place names to look up in WordNet, every alias a collocation may contain), normalized.
 

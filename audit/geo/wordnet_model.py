@@ -22,6 +22,7 @@ class Synset:
     words: tuple[str, ...]  # as written: "Paris", "City_of_Light"
     hypernyms: tuple[str, ...]  # keys of @ and @i targets
     instance: bool  # has an instance hypernym (a named individual: Paris, Jack London, London Bridge)
+    part_of: tuple[str, ...] = ()  # keys of #p targets (part holonyms: Paris is part of France)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,17 @@ class WordNet:
                 if f"{pos}:{base}" in self.senses:
                     out.append(base)
         return list(dict.fromkeys(out))
+
+    def part_closure(self, key: str) -> set[str]:
+        """``key`` and every synset it is part of (part holonyms, transitively): Marseille, Provence, France."""
+        seen: set[str] = set()
+        todo = [key]
+        while todo:
+            k = todo.pop()
+            if k not in seen:
+                seen.add(k)
+                todo.extend(self.synsets[k].part_of)
+        return seen
 
     def hypernym_closure(self, key: str) -> set[str]:
         """Every synset above ``key`` (hypernyms and instance hypernyms, transitively)."""

@@ -16,7 +16,9 @@ shepherd"), a plant ("brussels sprouts"), a person ("jack london"), a substance 
 They are matched as blockers, so the place alias inside them says nothing. Kept geographic: named
 artifacts (instances such as London Bridge), flags and emblems ("Union Jack"), and every other sense
 class — languages (noun.communication), currencies (noun.quantity), peoples and organisations
-(noun.group), events, natural features.
+(noun.group), events, natural features. The same table holds the places that contain a country's name
+or demonym and lie in no country (``places_in_no_country``): "South America", "Indian Ocean", "Gulf of
+Mexico" name a continent or a sea, not the United States, India or Mexico.
 """
 from __future__ import annotations
 
@@ -161,6 +163,55 @@ def collocations(wn: WordNet, aliases: set[str]) -> pd.DataFrame:
             lemma = next(_written(w) for s in wn.senses[noun_keys[0]] for w in wn.synsets[s].words
                          if fold_diacritics(alias_norms([_written(w).replace("_", " ")])[0]) == norm)
             rows.append((norm, lemma.replace("_", " "), ";".join(sorted({s for s in senses if s})), ";".join(inside)))
+    return pd.DataFrame(rows, columns=COLLOCATION_COLUMNS)
+
+
+# What a place in no country may be: a sea or an ocean, a continent, or a named region that is no political unit
+# ("Latin America" is directly a geographical area; a city or a province is one only through its own kind).
+NO_COUNTRY_KINDS = frozenset({"body_of_water", "continent"})
+NO_COUNTRY_DIRECT_KINDS = frozenset({"geographical_area", "isthmus"})
+COUNTRY_KINDS = frozenset({"country", "state"})  # a synset under these, named as a country, is that country
+
+
+def places_in_no_country(wn: WordNet, countries: set[str], country_words: set[str], places: set[str]) -> pd.DataFrame:
+    """Multi-word WordNet places that contain a country's name or demonym (``country_words``) and lie in no
+    country: seas and oceans, continents and named regions (``NO_COUNTRY_KINDS``, ``NO_COUNTRY_DIRECT_KINDS``; WordNet
+    files former states that spanned several of today's countries, "Austria-Hungary", "French Indochina", as regions
+    too) that no place sense puts inside a country, neither themselves nor anything they are part of (part holonyms,
+    transitively). "Central America", "Indian Ocean", "Gulf of Mexico" say nothing of the United States, India
+    or Mexico, so they are blockers. A place inside a country ("New Mexico") and every name the gazetteer has
+    as a place (``places``) are left to the gazetteer."""
+    by_first: dict[str, list[str]] = {}
+    for a in country_words:
+        by_first.setdefault(a.split()[0], []).append(a)
+    words = sorted({w for s in wn.synsets.values() if s.key.startswith("n:") for w in s.words})
+    norm_of = dict(zip(words, (fold_diacritics(n) for n in alias_norms([_written(w).replace("_", " ") for w in words]))))
+
+    def kinds(keys: set[str]) -> set[str]:
+        return {_written(w).lower() for k in keys for w in wn.synsets[k].words}
+
+    def is_country(key: str) -> bool:
+        syn = wn.synsets[key]
+        return any(norm_of.get(w) in countries for w in syn.words) and bool(kinds(wn.hypernym_closure(key)) & COUNTRY_KINDS)
+
+    rows = []
+    for norm, keys in sorted(_lemma_norms(wn).items()):
+        toks = norm.split()
+        if len(toks) < 2 or norm in places:
+            continue
+        padded = f" {norm} "
+        inside = sorted({a for t in set(toks) for a in by_first.get(t, ()) if a != norm and f" {a} " in padded})
+        senses = [s for k in keys if k.startswith("n:") for s in wn.senses[k] if wn.synsets[s].lexname in PLACE_SENSES]
+        if not inside or not senses:
+            continue
+        if not all(kinds(wn.hypernym_closure(s)) & NO_COUNTRY_KINDS or kinds(set(wn.synsets[s].hypernyms)) & NO_COUNTRY_DIRECT_KINDS
+                   for s in senses):
+            continue
+        if any(is_country(k) for s in senses for k in wn.part_closure(s)):
+            continue
+        lemma = next(_written(w) for s in senses for w in wn.synsets[s].words
+                     if fold_diacritics(alias_norms([_written(w).replace("_", " ")])[0]) == norm)
+        rows.append((norm, lemma.replace("_", " "), "in_no_country", ";".join(inside)))
     return pd.DataFrame(rows, columns=COLLOCATION_COLUMNS)
 
 

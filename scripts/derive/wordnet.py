@@ -8,13 +8,15 @@ licence notice. Nothing at run time, and no test, needs WordNet itself.
 The files are the documented ``wndb(5WN)`` format: ``index.POS`` lists each lower-case lemma's
 synsets in sense order (most frequent first, from the SemCor tag counts where there are any);
 ``data.POS`` holds each synset's lexicographer file (noun.person, noun.location …), its words in
-their written case, and its pointers (``@`` hypernym, ``@i`` instance hypernym).
+their written case, and its pointers (``@`` hypernym, ``@i`` instance hypernym, ``#p`` part holonym).
 """
 from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
 from pathlib import Path
+
+import pandas as pd
 
 from audit.geo.wordnet_model import Synset, WordNet
 
@@ -62,7 +64,9 @@ def read_wordnet(dict_dir: str | Path) -> WordNet:
             n_ptr = int(fields[i])
             ptrs = [fields[i + 1 + 4 * k: i + 5 + 4 * k] for k in range(n_ptr)]
             hyper = tuple(f"{p[2].replace('s', 'a')}:{p[1]}" for p in ptrs if p[0] in ("@", "@i"))
-            synsets[f"{pos}:{offset}"] = Synset(f"{pos}:{offset}", LEXNAMES[lexfile], words, hyper, any(p[0] == "@i" for p in ptrs))
+            part_of = tuple(f"{p[2].replace('s', 'a')}:{p[1]}" for p in ptrs if p[0] == "#p")
+            synsets[f"{pos}:{offset}"] = Synset(f"{pos}:{offset}", LEXNAMES[lexfile], words, hyper,
+                                                any(p[0] == "@i" for p in ptrs), part_of)
         for line in _data_lines(root / f"index.{name}"):
             fields = line.split()
             n_syn, n_ptr = int(fields[2]), int(fields[3])
@@ -75,7 +79,7 @@ def read_wordnet(dict_dir: str | Path) -> WordNet:
 
 def main() -> None:
     from audit.geo import wordsense
-    from audit.geo.gazetteer_lexicon import place_name_norms
+    from audit.geo.gazetteer_lexicon import country_name_norms, place_name_norms
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dict", default="/usr/share/wordnet", help="WordNet 3.0 dict directory")
@@ -87,6 +91,8 @@ def main() -> None:
     senses = wordsense.name_senses(wn, names)
     senses.to_csv(out / "wordnet_names.csv", index=False, lineterminator="\n")
     blockers = wordsense.collocations(wn, wordsense.matchable(aliases, senses))
+    countries, country_words = country_name_norms()
+    blockers = pd.concat([blockers, wordsense.places_in_no_country(wn, countries, country_words, names)], ignore_index=True)
     blockers.to_csv(out / "wordnet_collocations.csv", index=False, lineterminator="\n")
     (out / "LICENSE_WordNet.txt").write_text(wordsense.WORDNET_NOTICE, encoding="utf-8")
     print(f"wrote {out}/wordnet_names.csv, wordnet_collocations.csv, LICENSE_WordNet.txt")

