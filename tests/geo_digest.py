@@ -33,6 +33,12 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   and regions holding a country's name or demonym, blockers in the rebuilt lexicon), ``gazetteer`` only: of the
   40,847 shipped captions none changed; of the 11,350 development sentences 1 changed ("Michelin North America"
   no longer says US: corroborated US → unresolved, where the gold is US). ``paper`` and ``extended`` decide as before.
+* issue 32, the rule ``COUNTRY_NAME_KEPT`` (a name its country owns keeps that reading over a namesake town that
+  other towns agree with), ``gazetteer`` only: of the 40,847 shipped captions none changed its decision (1 lists the
+  rule in its ``rules`` column: "the Thames in England", GB before and after); of the 11,350
+  development sentences 3 changed, 1 country ("Gomez, a native of Mexico, … Danbury … New Milford": US → MX, the
+  gold names both) and 2 outcomes (US single → US majority: the kept country is outvoted). ``paper`` and
+  ``extended`` decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

@@ -24,6 +24,12 @@ Named rules that read case and context (each tested in tests/audit/geo/test_evid
   as a country, it wins ("a farm stay near Eden Valley, South Australia" style: two namesake towns
   abroad tie one country name). Why: a caption names a country on purpose, while the towns tying it
   are often namesakes, words of a business name or parts of a longer name.
+* ``COUNTRY_NAME_KEPT`` — a name its country owns (the country entry counts alone) keeps that reading
+  when another name of the record supports a namesake town of it: "Piedmont Italy" is Italy, not the
+  town of Italy, Texas, that the Piedmonts of the United States would agree with; "guided tour of Copper
+  Canyon, Mexico" is Mexico. Only a state or region written right after it reads it as the town ("Italy,
+  TX": the two are paired first). Why: a caption writes a country's name to name the country; the
+  towns named after countries are read as such only with their state.
 * ``NAME_IN_PROSE`` — a country name that needs support because it is also a word or a given name
   ("china" the porcelain, "Jordan" the player) counts alone when written as a place is: capitalised,
   right after a locative ("made in China", "flights from Jordan"), and not followed by another
@@ -70,6 +76,7 @@ NAME_IN_TRADE_PHRASE = "name_in_trade_phrase"
 TRADE_NOUNS = frozenset({"supplier", "suppliers", "factory", "factories", "manufacturer", "manufacturers", "wholesale",
                          "wholesaler", "wholesalers", "exporter", "exporters", "maker", "makers"})
 NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
+COUNTRY_NAME_KEPT = "country_name_kept"
 STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
 PERSON_NAME = "person_name"
 DEMONYM_IN_FIXED_PHRASE = "demonym_in_fixed_phrase"

@@ -39,6 +39,7 @@ from audit.geo.addresses import find_addresses
 from audit.geo.evidence import (
     BRANDS,
     BUSINESS_NAME,
+    COUNTRY_NAME_KEPT,
     DEMONYM_IN_FIXED_PHRASE,
     NAME_AS_LABEL,
     NAME_IN_PROSE,
@@ -76,6 +77,7 @@ _T = {t: i for i, t in enumerate(ALL_MATCH_TYPES)}
 _PLACE_WEIGHT = tuple(PLACE_WEIGHTS.get(t, 0) for t in ALL_MATCH_TYPES)  # by type index (demonyms are counted apart)
 _DEMONYM, _TOWN, _CODE, _ADDRESS = _T["demonym"], _T["town"], _T["code"], _T["address"]
 _COUNTRY, _REGION = _T["country"], _T["region"]
+_STRONG = frozenset({_T["country"], _T["region"], _T["code"], _T["address"]})  # the place weight 4 types
 _PAIR_HEADS = frozenset({_T["city"], _T["town"], _T["region"]})  # "Town" of "Town, Region"
 _PAIR_TAILS = frozenset({_T["region"], _T["code"], _T["country"]})
 _SINGLE, _MAJORITY, _AMBIGUOUS = (OUTCOMES.index(o) for o in ("single_country", "weighted_majority", "ambiguous"))
@@ -366,7 +368,7 @@ class CountryResolver:
             code = self._code_index(a.country)
             if code >= 0:
                 hits.append(_Hit(a.alias, -1, -1, [(a.alias, code, _ADDRESS, False, False, 0, frozenset(), 0)], -1, paired=True))
-        _agree(hits)
+        _agree(hits, fired)
         hits = [h for h in hits if h.entries]
         if not hits:
             return [], None, sorted(fired)
@@ -655,11 +657,11 @@ def _pair_two(a: _Hit, b: _Hit, lower, cased, fired: set[str]) -> None:
         a.paired = b.paired = True
 
 
-def _agree(hits: list[_Hit]) -> None:
+def _agree(hits: list[_Hit], fired: set[str]) -> None:
     """Context agreement: a name with namesakes or a context-only name keeps the entries whose
     country another name of the record supports (without context-only help and without
     demonyms); failing that, its non-context-only entries. (A name with one entry that is not
-    context-only keeps it either way.)"""
+    context-only keeps it either way, and so does a name its country owns: ``COUNTRY_NAME_KEPT``.)"""
     if all(len(h.entries) == 1 and not h.entries[0][4] for h in hits):
         return  # no namesakes and nothing context-only: nothing to choose
     anchors = [{e[1] for e in h.entries if e[2] != _DEMONYM and (h.paired or not e[4])} for h in hits]
@@ -667,10 +669,17 @@ def _agree(hits: list[_Hit]) -> None:
     for own in anchors:
         for c in own:
             support[c] = support.get(c, 0) + 1
-    for h, own in zip(hits, anchors):
+    # support by a country, region, county, code or address: what may read a country's name as its namesake town
+    strong = [{e[1] for e in h.entries if e[2] in _STRONG and (h.paired or not e[4])} for h in hits]
+    for i, (h, own) in enumerate(zip(hits, anchors)):
         if h.paired or (len(h.entries) == 1 and not h.entries[0][4]):
             continue
         agreeing = [e for e in h.entries if support.get(e[1], 0) - (e[1] in own) > 0]
+        country = [e for e in h.entries if e[2] == _COUNTRY and not e[4]]
+        if country and not any(e in agreeing for e in country) and not any(
+                e[1] in other for j, other in enumerate(strong) if j != i for e in agreeing):
+            fired.add(COUNTRY_NAME_KEPT)
+            agreeing = country
         h.entries = agreeing or [e for e in h.entries if not e[4]]
 
 

@@ -46,6 +46,20 @@ def test_named_country_breaks_a_tie_with_namesake_regions(gazetteer):
     assert res.outcome.to_pylist() == ["weighted_majority", "ambiguous"]
 
 
+def test_country_name_kept_over_a_namesake_town_other_towns_agree_with(gazetteer):
+    # COUNTRY_NAME_KEPT: the United States have towns named Peru, Cuba and Jamaica, and towns named Woodstock,
+    # Bartlett and Springfield that would agree with them; the country's name still names the country
+    res = gazetteer.resolve(pa.array(["Farmhouse in Woodstock, Peru", "Weekend cabin near Bartlett, Cuba",
+                                      "Old mill in Springfield, Jamaica"]), with_matches=True)
+    assert res.country.to_pylist() == ["PE", "CU", "JM"]
+    assert all("country_name_kept" in rules for rules in res.rules.to_pylist())
+
+
+def test_country_name_kept_yields_to_a_state_or_county_that_says_the_town(gazetteer):
+    # a state written after it, or a county of the namesake's country in the record, reads it as the town
+    assert countries(gazetteer, ["Main street of Italy, Texas", "Lebanon police and the Boone County sheriff"]) == ["US", "US"]
+
+
 def test_named_country_breaks_tie_only_for_exactly_one_named_leader():
     from audit.geo.evidence import named_country_breaks_tie
 
