@@ -39,6 +39,11 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   development sentences 3 changed, 1 country ("Gomez, a native of Mexico, … Danbury … New Milford": US → MX, the
   gold names both) and 2 outcomes (US single → US majority: the kept country is outvoted). ``paper`` and
   ``extended`` decide as before.
+* issue 32, every place counted in the namesake pool under every name it is matched by (``_namesake_pool``: the
+  "+abbreviation" forms, "St. Petersburg" for the Russian city; 39 gazetteer entries changed their context-only
+  flag, lexicon rebuilt), ``gazetteer`` only: of the 40,847 shipped captions none changed; of the 11,350
+  development sentences 1 changed ("The St Ives Youth Theatre": GB bare town → unresolved, St Ives now shared with
+  Australia's; the gold names no country). ``paper`` and ``extended`` decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

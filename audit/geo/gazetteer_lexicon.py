@@ -95,12 +95,19 @@ def _reject_reason(norm: str, match_type: str, source: str, min_letters: int) ->
 def _namesake_pool(places: pd.DataFrame, countries: pd.DataFrame) -> dict[str, dict[str, int]]:
     """alias_norm → country → summed population of every place or country of that name."""
     pool: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    seen: set[tuple[str, str, int]] = set()  # (name, country, population): a place counted once under each name
     names, codes, pops = zip(*gazetteer.namesake_places())
     for norm, code, pop in zip(alias_norms(list(names)), codes, pops):
-        pool[norm][code] += pop
-        folded = fold_diacritics(norm)
-        if folded != norm:
-            pool[folded][code] += pop
+        for form in {norm, fold_diacritics(norm)}:
+            pool[form][code] += pop
+            seen.add((form, code, int(pop)))
+    # The other names the places are matched by ("St. Petersburg" for Saint Petersburg, a capital's listed name) are
+    # theirs too: without them the Russian city would own no share of "st petersburg" and the Floridian one all of it.
+    towns = places[places["match_type"].isin(["city", "town"]) & places["population"].notna()]
+    for norm, code, pop in zip(towns["alias_norm"], towns["country_alpha2"], towns["population"]):
+        if (key := (norm, code, int(pop))) not in seen and pop > 0:
+            seen.add(key)
+            pool[norm][code] += int(pop)
     regions = places[places["match_type"] == "region"].drop_duplicates(["alias_norm", "country_alpha2", "source"])
     for norm, code, pop in zip(regions["alias_norm"], regions["country_alpha2"], regions["population"]):
         pool[norm][code] += int(pop or 0)

@@ -211,6 +211,16 @@ def test_emblem_and_instance_artifacts_are_not_blocked():
     assert dict(zip(blocked["alias_norm"], blocked["sense"])) == {"freedonian fries": "noun.food", "freedonian hound": "noun.animal"}
 
 
+def test_a_place_counts_among_the_namesakes_of_every_name_it_is_matched_by():
+    """GeoNames calls the Russian city "Saint Petersburg" and the Floridian one "St. Petersburg"; each is matched by
+    both spellings, so each spelling's namesakes are both cities, and the city of 5 million owns both."""
+    df = load_lexicon("gazetteer").entries.to_pandas()
+    for form in ("st petersburg", "saint petersburg"):
+        rows = df[(df["alias_norm"] == form) & df["match_type"].isin(["city", "town"])].set_index("country_alpha2")
+        assert not rows.at["RU", "context_only"] and rows.at["US", "context_only"], form
+        assert rows.at["US", "restriction"].startswith("namesake_share 0.0"), rows.at["US", "restriction"]
+
+
 def test_a_sea_or_a_continent_holding_a_country_name_blocks_it_and_a_place_inside_a_country_does_not():
     """``places_in_no_country`` on a hand-made WordNet: a sea named after Freedonia and a continent holding its
     name lie in no country, so they block it; a province of Sylvania named "New Freedonia", a former state that is
