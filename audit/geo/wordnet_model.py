@@ -46,22 +46,19 @@ class WordNet:
 
     def part_closure(self, key: str) -> set[str]:
         """``key`` and every synset it is part of (part holonyms, transitively): Marseille, Provence, France."""
-        seen: set[str] = set()
-        todo = [key]
-        while todo:
-            k = todo.pop()
-            if k not in seen:
-                seen.add(k)
-                todo.extend(self.synsets[k].part_of)
-        return seen
+        return self._closure([key], "part_of")
 
     def hypernym_closure(self, key: str) -> set[str]:
         """Every synset above ``key`` (hypernyms and instance hypernyms, transitively)."""
+        return self._closure(list(self.synsets[key].hypernyms), "hypernyms")
+
+    def _closure(self, start: list[str], pointers: str) -> set[str]:
+        """``start`` and every synset reached from it along the synsets' ``pointers`` field, transitively."""
         seen: set[str] = set()
-        todo = list(self.synsets[key].hypernyms)
+        todo = start
         while todo:
             k = todo.pop()
             if k not in seen:
                 seen.add(k)
-                todo.extend(self.synsets[k].hypernyms)
+                todo.extend(getattr(self.synsets[k], pointers))
         return seen

@@ -22,6 +22,8 @@ Mexico" name a continent or a sea, not the United States, India or Mexico.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 from audit.geo.normalize import alias_norms, fold_diacritics
@@ -140,19 +142,34 @@ def _blocked_sense(wn: WordNet, skey: str) -> str | None:
     return syn.lexname
 
 
-def collocations(wn: WordNet, aliases: set[str]) -> pd.DataFrame:
-    """Multi-word WordNet nouns that contain a place alias and whose every sense is non-geographic."""
+def _aliases_inside(aliases: set[str]) -> Callable[[str], list[str]]:
+    """A function from a normalized multi-word name to the aliases it contains as whole words."""
     by_first: dict[str, list[str]] = {}
     for a in aliases:
         if a:
             by_first.setdefault(a.split()[0], []).append(a)
+
+    def inside(norm: str) -> list[str]:
+        padded = f" {norm} "
+        return sorted({a for t in set(norm.split()) for a in by_first.get(t, ()) if a != norm and f" {a} " in padded})
+
+    return inside
+
+
+def _lemma(wn: WordNet, synset_keys: list[str], norm: str) -> str:
+    """How WordNet writes the lemma normalized as ``norm`` among the words of ``synset_keys``."""
+    return next(_written(w) for s in synset_keys for w in wn.synsets[s].words
+                if fold_diacritics(alias_norms([_written(w).replace("_", " ")])[0]) == norm).replace("_", " ")
+
+
+def collocations(wn: WordNet, aliases: set[str]) -> pd.DataFrame:
+    """Multi-word WordNet nouns that contain a place alias and whose every sense is non-geographic."""
+    aliases_in = _aliases_inside(aliases)
     rows = []
     for norm, keys in sorted(_lemma_norms(wn).items()):
-        toks = norm.split()
-        if len(toks) < 2:
+        if " " not in norm:
             continue
-        padded = f" {norm} "
-        inside = sorted({a for t in set(toks) for a in by_first.get(t, ()) if a != norm and f" {a} " in padded})
+        inside = aliases_in(norm)
         if not inside:
             continue
         noun_keys = [k for k in keys if k.startswith("n:")]
@@ -160,9 +177,8 @@ def collocations(wn: WordNet, aliases: set[str]) -> pd.DataFrame:
             continue
         senses = [_blocked_sense(wn, s) for k in noun_keys for s in wn.senses[k]]
         if senses and all(senses):
-            lemma = next(_written(w) for s in wn.senses[noun_keys[0]] for w in wn.synsets[s].words
-                         if fold_diacritics(alias_norms([_written(w).replace("_", " ")])[0]) == norm)
-            rows.append((norm, lemma.replace("_", " "), ";".join(sorted({s for s in senses if s})), ";".join(inside)))
+            lemma = _lemma(wn, list(wn.senses[noun_keys[0]]), norm)
+            rows.append((norm, lemma, ";".join(sorted({s for s in senses if s})), ";".join(inside)))
     return pd.DataFrame(rows, columns=COLLOCATION_COLUMNS)
 
 
@@ -181,9 +197,7 @@ def places_in_no_country(wn: WordNet, countries: set[str], country_words: set[st
     transitively). "Central America", "Indian Ocean", "Gulf of Mexico" say nothing of the United States, India
     or Mexico, so they are blockers. A place inside a country ("New Mexico") and every name the gazetteer has
     as a place (``places``) are left to the gazetteer."""
-    by_first: dict[str, list[str]] = {}
-    for a in country_words:
-        by_first.setdefault(a.split()[0], []).append(a)
+    aliases_in = _aliases_inside(country_words)
     words = sorted({w for s in wn.synsets.values() if s.key.startswith("n:") for w in s.words})
     norm_of = dict(zip(words, (fold_diacritics(n) for n in alias_norms([_written(w).replace("_", " ") for w in words]))))
 
@@ -196,11 +210,9 @@ def places_in_no_country(wn: WordNet, countries: set[str], country_words: set[st
 
     rows = []
     for norm, keys in sorted(_lemma_norms(wn).items()):
-        toks = norm.split()
-        if len(toks) < 2 or norm in places:
+        if " " not in norm or norm in places:
             continue
-        padded = f" {norm} "
-        inside = sorted({a for t in set(toks) for a in by_first.get(t, ()) if a != norm and f" {a} " in padded})
+        inside = aliases_in(norm)
         senses = [s for k in keys if k.startswith("n:") for s in wn.senses[k] if wn.synsets[s].lexname in PLACE_SENSES]
         if not inside or not senses:
             continue
@@ -209,9 +221,7 @@ def places_in_no_country(wn: WordNet, countries: set[str], country_words: set[st
             continue
         if any(is_country(k) for s in senses for k in wn.part_closure(s)):
             continue
-        lemma = next(_written(w) for s in senses for w in wn.synsets[s].words
-                     if fold_diacritics(alias_norms([_written(w).replace("_", " ")])[0]) == norm)
-        rows.append((norm, lemma.replace("_", " "), "in_no_country", ";".join(inside)))
+        rows.append((norm, _lemma(wn, senses, norm), "in_no_country", ";".join(inside)))
     return pd.DataFrame(rows, columns=COLLOCATION_COLUMNS)
 
 

@@ -22,7 +22,7 @@ import logging
 import os
 import pickle
 import tempfile
-from functools import cache, lru_cache
+from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -84,28 +84,19 @@ def compiled_patterns(entries: pa.Table, lexicon_sha256: str, match_types: tuple
     return patterns
 
 
-@lru_cache(maxsize=1)  # one lexicon's automata (~310 MiB for the gazetteer, measured): the last one built, never several
-def _resolver(lexicon_sha256: str, repair_mojibake: bool, entries_ref: _Entries) -> CountryResolver:
-    patterns = compiled_patterns(entries_ref.entries, lexicon_sha256, ALL_MATCH_TYPES)
-    return CountryResolver(entries_ref.entries, repair_mojibake=repair_mojibake, patterns=patterns)
-
-
-class _Entries:
-    """A lexicon table carried through the cache key by its SHA-256 alone (hashing 56 MB of Arrow per lookup
-    would cost what the cache saves)."""
-
-    def __init__(self, entries: pa.Table, sha256: str):
-        self.entries, self.sha256 = entries, sha256
-
-    def __hash__(self) -> int:
-        return hash(self.sha256)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Entries) and other.sha256 == self.sha256
+# The last resolver built in this process, by (lexicon SHA-256, repair_mojibake): one lexicon's automata at a time
+# (~310 MiB for the gazetteer, measured)
+_built: tuple[tuple[str, bool], CountryResolver] | None = None
 
 
 def built_resolver(entries: pa.Table, lexicon_sha256: str, repair_mojibake: bool = True) -> CountryResolver:
     """The lexicon's resolver (every evidence tier: take an operating point with ``at_min_evidence``), built once per
     process for the last lexicon asked for. A resolver is pure state after it is built, so runs may share it."""
-    return _resolver(lexicon_sha256, repair_mojibake, _Entries(entries, lexicon_sha256))
+    global _built
+    key = (lexicon_sha256, repair_mojibake)
+    if _built is None or _built[0] != key:
+        _built = None  # the kept automata go before the next are built: never two lexicons' in memory
+        patterns = compiled_patterns(entries, lexicon_sha256, ALL_MATCH_TYPES)
+        _built = (key, CountryResolver(entries, repair_mojibake=repair_mojibake, patterns=patterns))
+    return _built[1]
 
