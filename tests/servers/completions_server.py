@@ -36,7 +36,7 @@ class CompletionsServer:
         self._forward_lock = threading.Lock()
         self.httpd = ThreadingHTTPServer((host, port), self._handler())  # port 0: any free one
         self.httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def base_url(self) -> str:

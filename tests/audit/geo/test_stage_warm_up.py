@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from audit.geo.stage import GeoStage
-from connectors.geo.lexicon import load_lexicon
+from tests.geo_compiled import compiled, geo_stage
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -32,10 +32,10 @@ def test_a_warmed_stage_decides_as_a_fresh_one(real_captions):
     none = pa.nulls(n, pa.string())
     items = pa.RecordBatch.from_arrays([pa.array([str(i) for i in range(n)]), texts, none, urls, none, none],
                                        names=["record_id", "text", "context", "url", "group", "skip_reason"])
-    entries = load_lexicon("gazetteer").entries
-    warm = GeoStage(entries, with_records=True)
+    warm = geo_stage("gazetteer", with_records=True)  # the process's shared resolver, warmed as a worker warms it
     warm.warm_up()
     table_w, partial_w = warm.process(items)
-    table_f, partial_f = GeoStage(entries, with_records=True).process(items)
+    lexicon, patterns = compiled("gazetteer")  # a resolver of its own, built and used cold
+    table_f, partial_f = GeoStage(lexicon.entries, with_records=True, patterns=patterns).process(items)
     assert table_w.equals(table_f) and partial_w.to_json() == partial_f.to_json()
     assert partial_w.rows_in == n
