@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import binom
 
 DEFAULT_ALPHA = 0.05
 FAMILY = "every model × r cell with shared questions, corrected together"
@@ -37,6 +36,8 @@ def mcnemar_exact(improve: int, degrade: int) -> float:
     n = improve + degrade
     if n == 0:
         return 1.0
+    from scipy.stats import binom  # here, not at the top: a contamination run starts without scipy.stats (~1 s)
+
     return float(min(1.0, 2.0 * binom.cdf(min(improve, degrade), n, 0.5)))
 
 

@@ -16,7 +16,6 @@ coverage guarantee (>= 1 - alpha) holds for each cell or contrast separately, no
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import hypergeom
 
 from audit.coreset.metrics import safe_divide
 
@@ -24,6 +23,8 @@ DECIMALS = 12  # outward rounding grid of reported bounds (fractions); below any
 
 
 def _bisect(N: np.ndarray, n: np.ndarray, x: np.ndarray, a2: float, lower: bool) -> np.ndarray:
+    from scipy.stats import hypergeom  # here, not at the top: a coreset run starts without scipy.stats (~1 s)
+
     lo = x.copy()
     hi = N - n + x
     active = lo < hi

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.stats import hypergeom
 
 SUM_FIELDS = ("n_models", "n_wrong", "gold_prob", "votes", "prob", "log_evidence")
 _EPS = 1e-6
@@ -244,6 +243,8 @@ def precision_recall_curve(scores: ArrayLike, labels: ArrayLike) -> pd.DataFrame
 def ranking_report(scores: ArrayLike, labels: ArrayLike, ks: Sequence[int] = (50, 100, 200, 500)) -> dict:
     """AP, precision and recall at each k, enrichment at each k over the base rate and its
     hypergeometric p = P(X >= hits) when k items are drawn at random (tied items at the cut by expectation)."""
+    from scipy.stats import hypergeom  # here, not at the top: a landscape run starts without scipy.stats (~1 s)
+
     s, y = np.asarray(scores, float), np.asarray(labels, bool)
     n, bad = len(s), int(y.sum())
     base_rate = bad / n if n else float("nan")

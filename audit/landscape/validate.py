@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import hypergeom
 
 from audit.landscape.flags import flag_candidates, wrong_counts
 
@@ -86,6 +85,8 @@ def validate_flags(flagged: Sequence[bool], expert_bad: Sequence[bool]) -> Valid
     recall = x / bad if bad else float("nan")
     base = bad / n if n else float("nan")
     enrichment = precision / base if k and bad else float("nan")
+    from scipy.stats import hypergeom  # here, not at the top: a landscape run starts without scipy.stats (~1 s)
+
     p_value = float(hypergeom.sf(x - 1, n, bad, k)) if n else float("nan")
     return Validation(n, bad, k, x, precision, recall, base, enrichment, p_value)
 
