@@ -44,6 +44,12 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   flag, lexicon rebuilt), ``gazetteer`` only: of the 40,847 shipped captions none changed; of the 11,350
   development sentences 1 changed ("The St Ives Youth Theatre": GB bare town → unresolved, St Ives now shared with
   Australia's; the gold names no country). ``paper`` and ``extended`` decide as before.
+* issue 32, first-level subdivisions also named without the designation ISO 3166-2 writes in the country's language
+  (``gazetteer.designations_dropped``: "Sichuan" for "Sichuan Sheng"; 307 entries added, 2 namesakes made context-only,
+  lexicon rebuilt), ``gazetteer`` only: of the 40,847 shipped captions none changed; of the 11,350 development
+  sentences 8 changed, all Chinese provinces: 4 unresolved → CN ("Heavy rain … in Hunan", "… in Guizhou province",
+  all correct) and 4 CN by a town or large city → CN corroborated by its province. ``paper`` and ``extended``
+  decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

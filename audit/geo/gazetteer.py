@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import csv
 import gettext
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -28,6 +28,7 @@ import pandas as pd
 import pycountry
 
 from audit.geo import sources
+from audit.geo.lexicon import ENGLISH_WORD_ZIPF, _english_zipf
 
 NAMESAKE_SHARE = 0.9
 # Tier boundary between a large city and a small place: the 1887 International Statistical
@@ -132,15 +133,47 @@ def subdivisions() -> pd.DataFrame:
     per_level: dict[tuple[str, int], int] = defaultdict(int)
     for s in subs:
         per_level[(s.country_code, level_of[s.code][1])] += 1
+    groups: dict[tuple[str, int, str], list[str]] = defaultdict(list)
+    for s in subs:
+        groups[(s.country_code, level_of[s.code][1], s.type)].append(s.name)
+    bare = {name: b for names in groups.values() for name, b in designations_dropped(names).items()}
+    countries = {form.lower() for form, *_ in sources.pycountry_names()}
     rows = []
     for s in subs:
         root, level = level_of[s.code]
         pop = pops.get(s.country_code, 0) // max(per_level[(s.country_code, level)], 1)
+        source = f"pycountry:subdivision{level}:{s.type}"
         for name in sorted({s.name, english.gettext(s.name)}):
             for part in name.replace(" / ", ";").split(";"):
                 for form in sources._name_forms(part.strip()):
-                    rows.append((form, s.country_code, "region", f"pycountry:subdivision{level}:{s.type}", pop, root))
+                    rows.append((form, s.country_code, "region", source, pop, root))
+        # "Hebei" for "Hebei Sheng"; never a country's name ("Taiwan Sheng" gives no "Taiwan")
+        if s.name in bare and bare[s.name].lower() not in countries:
+            rows.append((bare[s.name], s.country_code, "region", source + "+designation_dropped", pop, root))
     return pd.DataFrame(rows, columns=PLACE_COLUMNS)
+
+
+def designations_dropped(names: list[str]) -> dict[str, str]:
+    """Each name of one country's subdivisions of one type and level → the name without its designation.
+
+    ISO 3166-2 writes many subdivisions with their type in the country's language ("Hebei Sheng",
+    "Xinjiang Uygur Zizhiqu", "Zagrebačka županija"), a word that English text leaves out ("Hebei
+    province, China"). A designation is a first or last word that at least three and at least half of the
+    names share and that is no frequent English word (wordfreq Zipf below ``ENGLISH_WORD_ZIPF``): so
+    "Western Province", "Central Region" and "Saint Andrew" keep their words, whose remainder ("Western",
+    "Andrew") is a word or a person, not the place.
+    """
+    words = [n.replace(",", " ").split() for n in names]
+    out: dict[str, str] = {}
+    for pos in (0, -1):
+        shared = Counter(w[pos] for w in words if len(w) > 1)
+        for designation, k in shared.items():
+            if k < 3 or k < len(names) / 2 or _english_zipf(designation.lower()) >= ENGLISH_WORD_ZIPF:
+                continue
+            for name, w in zip(names, words):
+                if len(w) > 1 and w[pos] == designation:
+                    out[name] = " ".join(w[1:] if pos == 0 else w[:-1])
+    return out
 
 
 def us_counties() -> pd.DataFrame:

@@ -259,6 +259,35 @@ def test_a_continent_or_a_sea_says_nothing_of_the_country_it_names():
     assert got == [None, None, None, "MX", "US", "PE"]
 
 
+def test_a_subdivisions_designation_in_its_own_language_is_dropped_and_an_english_one_kept():
+    """ISO 3166-2 names China's provinces "Sichuan Sheng" and Croatia's counties "Istarska županija"; English text
+    writes "Sichuan province". A word that three or more and half of one type's names share is the designation when
+    it is no English word; "Northern Province" keeps its "Province", whose remainder is a word."""
+    from audit.geo.gazetteer import designations_dropped
+
+    assert designations_dropped(["Sichuan Sheng", "Yunnan Sheng", "Gansu Sheng", "Beijing"]) == {
+        "Sichuan Sheng": "Sichuan", "Yunnan Sheng": "Yunnan", "Gansu Sheng": "Gansu"}
+    assert designations_dropped(["Istarska županija", "Splitsko-dalmatinska županija", "Grad Zagreb",
+                                 "Ličko-senjska županija"])["Istarska županija"] == "Istarska"
+    assert designations_dropped(["Northern Province", "Eastern Province", "Southern Province"]) == {}
+    assert designations_dropped(["Saint Andrew", "Saint David", "Saint George"]) == {}  # parishes named after saints
+    assert designations_dropped(["Anhui Sheng", "Fujian Sheng"]) == {}  # two names share no designation
+
+
+def test_a_province_written_without_its_designation_places_the_caption(entries):
+    """The shipped gazetteer: "Sichuan" and "Zhejiang" are Chinese provinces; "Taiwan Sheng" gives no "Taiwan" to China."""
+    from tests.geo_compiled import resolver
+
+    for norm in ("sichuan", "zhejiang", "heilongjiang"):
+        assert rows(entries, norm).loc["CN", "match_type"] == "region", norm
+    taiwan = rows(entries, "taiwan")
+    assert "CN" not in taiwan.index and not taiwan.loc["TW", "context_only"]
+    got = resolver("gazetteer").resolve(pa.array([
+        "Terraced rice fields in Yunnan at sunrise", "Giant panda eating bamboo, Sichuan province",
+        "Night market in Taipei, Taiwan"])).country.to_pylist()
+    assert got == ["CN", "CN", "TW"]
+
+
 @pytest.mark.skipif(not Path("/usr/share/wordnet/data.noun").exists(), reason="WordNet 3.0 not installed (apt-get install wordnet-base)")
 def test_shipped_wordnet_tables_are_the_derivation():
     from scripts.derive.wordnet import read_wordnet
