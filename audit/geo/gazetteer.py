@@ -28,7 +28,6 @@ import pandas as pd
 import pycountry
 
 from audit.geo import sources
-from audit.geo.lexicon import ENGLISH_WORD_ZIPF, _english_zipf
 
 NAMESAKE_SHARE = 0.9
 # Tier boundary between a large city and a small place: the 1887 International Statistical
@@ -159,7 +158,7 @@ def designations_dropped(names: list[str]) -> dict[str, str]:
     ISO 3166-2 writes many subdivisions with their type in the country's language ("Hebei Sheng",
     "Xinjiang Uygur Zizhiqu", "Zagrebačka županija"), a word that English text leaves out ("Hebei
     province, China"). A designation is a first or last word that at least three and at least half of the
-    names share and that is no frequent English word (wordfreq Zipf below ``ENGLISH_WORD_ZIPF``): so
+    names share and that is no frequent English word (wordfreq Zipf below ``sources.ENGLISH_WORD_ZIPF``): so
     "Western Province", "Central Region" and "Saint Andrew" keep their words, whose remainder ("Western",
     "Andrew") is a word or a person, not the place.
     """
@@ -168,7 +167,7 @@ def designations_dropped(names: list[str]) -> dict[str, str]:
     for pos in (0, -1):
         shared = Counter(w[pos] for w in words if len(w) > 1)
         for designation, k in shared.items():
-            if k < 3 or k < len(names) / 2 or _english_zipf(designation.lower()) >= ENGLISH_WORD_ZIPF:
+            if k < 3 or k < len(names) / 2 or sources.english_zipf(designation.lower()) >= sources.ENGLISH_WORD_ZIPF:
                 continue
             for name, w in zip(names, words):
                 if len(w) > 1 and w[pos] == designation:

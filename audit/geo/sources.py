@@ -40,6 +40,17 @@ def canonical_names() -> dict[str, str]:
     return {c.alpha_2: getattr(c, "common_name", None) or c.name for c in pycountry.countries}
 
 
+# wordfreq's Zipf frequency at or above which a word is a frequent English word (about once in a million words)
+ENGLISH_WORD_ZIPF = 3.0
+
+
+def english_zipf(word: str) -> float:
+    """The word's Zipf frequency in English (wordfreq): which names are English words first."""
+    from wordfreq import zipf_frequency  # build time only: the shipped lexicons are prebuilt
+
+    return zipf_frequency(word, "en")
+
+
 def _name_forms(name: str, others: Collection[str] = ()) -> Iterator[str]:
     """A name and its usable rearrangements: "Korea, Republic of" → also "Korea", "Republic of Korea";
     "Myanmar (Burma)" → "Myanmar", "Burma". A part in parentheses that is another territory's name
