@@ -132,10 +132,13 @@ def subdivisions() -> pd.DataFrame:
     per_level: dict[tuple[str, int], int] = defaultdict(int)
     for s in subs:
         per_level[(s.country_code, level_of[s.code][1])] += 1
-    groups: dict[tuple[str, int, str], list[str]] = defaultdict(list)
+    groups: dict[tuple[str, int, str], list] = defaultdict(list)  # one country's subdivisions of one level and type
     for s in subs:
-        groups[(s.country_code, level_of[s.code][1], s.type)].append(s.name)
-    bare = {name: b for names in groups.values() for name, b in designations_dropped(names).items()}
+        groups[(s.country_code, level_of[s.code][1], s.type)].append(s)
+    bare = {}  # subdivision code → its name without the designation
+    for group in groups.values():
+        dropped = designations_dropped([s.name for s in group])
+        bare.update({s.code: dropped[s.name] for s in group if s.name in dropped})
     countries = {form.lower() for form, *_ in sources.pycountry_names()}
     rows = []
     for s in subs:
@@ -147,8 +150,8 @@ def subdivisions() -> pd.DataFrame:
                 for form in sources._name_forms(part.strip()):
                     rows.append((form, s.country_code, "region", source, pop, root))
         # "Hebei" for "Hebei Sheng"; never a country's name ("Taiwan Sheng" gives no "Taiwan")
-        if s.name in bare and bare[s.name].lower() not in countries:
-            rows.append((bare[s.name], s.country_code, "region", source + "+designation_dropped", pop, root))
+        if s.code in bare and bare[s.code].lower() not in countries:
+            rows.append((bare[s.code], s.country_code, "region", source + "+designation_dropped", pop, root))
     return pd.DataFrame(rows, columns=PLACE_COLUMNS)
 
 

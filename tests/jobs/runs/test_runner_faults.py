@@ -1,6 +1,6 @@
 """The shard runner under faults: a Ray worker killed by PID mid-scan, and a driver interrupted and resumed.
 
-The task is a small real one (a deterministic partial per shard, a pause so a fault lands mid-scan);
+The task is a small real one (a deterministic partial per shard; one call waits to be killed or kills itself);
 every call of ``process`` leaves a file, so the tests count stage invocations across processes.
 """
 from __future__ import annotations
@@ -34,14 +34,13 @@ def record(calls: str, shard_id: str) -> None:
 
 
 class SlowTask(ShardTask):
-    """Sums a range per shard, after recording the call (shard, worker PID) and pausing."""
+    """Sums a range per shard, after recording the call (shard, worker PID)."""
 
-    def __init__(self, calls: str, pause: float):
-        self.calls, self.pause = calls, pause
+    def __init__(self, calls: str):
+        self.calls = calls
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
         record(self.calls, shard.shard_id)
-        time.sleep(self.pause)
         n = shard.stop
         return ShardResult(rows_in=n, partial={"sum": n * (n - 1) // 2, "n": n})
 
@@ -61,12 +60,15 @@ class LostForGood(SlowTask):
         return super().process(shard, out)
 
 
+STUCK = "s03"
+
+
 class StuckOnce(SlowTask):
-    """The first call of shard s03 records itself and then waits to be killed (a minute at most), so the kill lands
-    mid-shard however late the killer runs: a fixed pause let a loaded machine finish the shard first."""
+    """The first call of shard ``STUCK`` records itself and then waits to be killed (a minute at most), so the kill
+    lands mid-shard however late the killer runs: a fixed pause let a loaded machine finish the shard first."""
 
     def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
-        if shard.shard_id == "s03" and "s03" not in calls_of(Path(self.calls)):
+        if shard.shard_id == STUCK and STUCK not in calls_of(Path(self.calls)):
             record(self.calls, shard.shard_id)
             time.sleep(60)
         return super().process(shard, out)
@@ -89,7 +91,7 @@ def calls_of(calls: Path) -> dict[str, list[int]]:
     return out
 
 
-def scan(tmp_path: Path, name: str, pause: float, kill_mid_scan: bool = False,
+def scan(tmp_path: Path, name: str, kill_mid_scan: bool = False,
          task: type[SlowTask] = SlowTask) -> tuple[list[dict], dict, tuple | None]:
     import threading
 
@@ -104,17 +106,19 @@ def scan(tmp_path: Path, name: str, pause: float, kill_mid_scan: bool = False,
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             running = calls_of(calls)
-            if "s03" in running:  # s03's first call is waiting on its worker (``StuckOnce``): kill that worker
-                os.kill(running["s03"][0], signal.SIGKILL)
-                killed.append(("s03", running["s03"][0]))
+            if STUCK in running:  # its first call is waiting on its worker (``StuckOnce``): kill that worker
+                os.kill(running[STUCK][0], signal.SIGKILL)
+                killed.append((STUCK, running[STUCK][0]))
                 return
             time.sleep(0.02)
 
-    thread = threading.Thread(target=killer) if kill_mid_scan else None
+    thread = None
+    if kill_mid_scan:
+        thread, task = threading.Thread(target=killer), StuckOnce
     with JobRun("faulty", Cfg(), RunOptions(out=str(tmp_path / name)), {"k": 8}, seed=None) as job:
         if thread:
             thread.start()
-        result = job.scan(shards(8), task(str(calls), pause))
+        result = job.scan(shards(8), task(str(calls)))
     if thread:
         thread.join()
     return [{k: r[k] for k in ("shard_id", "status", "rows_in", "partial")} for r in result.results], calls_of(calls), (
@@ -122,8 +126,8 @@ def scan(tmp_path: Path, name: str, pause: float, kill_mid_scan: bool = False,
 
 
 def test_a_worker_killed_mid_scan_changes_nothing(ray_local, tmp_path):
-    calm, calm_calls, _ = scan(tmp_path, "calm", 0.0)
-    hit, hit_calls, killed = scan(tmp_path, "hit", 0.4, kill_mid_scan=True, task=StuckOnce)
+    calm, calm_calls, _ = scan(tmp_path, "calm")
+    hit, hit_calls, killed = scan(tmp_path, "hit", kill_mid_scan=True)
     assert killed is not None
     shard, pid = killed
     with pytest.raises(ProcessLookupError):
@@ -134,8 +138,8 @@ def test_a_worker_killed_mid_scan_changes_nothing(ray_local, tmp_path):
 
 
 def test_an_actor_ray_gives_up_on_costs_its_shard_never_the_scan(ray_local, tmp_path, caplog):
-    calm, _, _ = scan(tmp_path, "calm", 0.0)
-    hit, hit_calls, _ = scan(tmp_path, "lost", 0.0, task=LostForGood)
+    calm, _, _ = scan(tmp_path, "calm")
+    hit, hit_calls, _ = scan(tmp_path, "lost", task=LostForGood)
     killed = int((tmp_path / "calls-lost.lost").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(killed, 0)  # the actor is really gone
