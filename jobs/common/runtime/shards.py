@@ -298,10 +298,28 @@ class ShardScan:
         return [{"file": r["file"], "unread_rows": r["unread_rows"], "ranges": r["unread"]} for r in self.ok if r["unread"]]
 
 
-def _pool_size(opts: RunOptions, n: int) -> int:
+def actors_needed(shards: list[Shard], task: ShardTask) -> int:
+    """How many pool actors the planned work is worth: one per shard, and no more than one per ``task.local_rows``
+    planned rows (per ``task.local_bytes`` stored bytes of shards whose rows are unknown up front; a shard of
+    unknown size counts one).
+
+    Why: every actor pays the task's setup (a lexicon compile, a model load) before its first row, and
+    ``local_rows`` is the work one process does in about that time. A 40-row rescan on a 16-CPU cluster
+    starts one actor, not sixteen that each compile the lexicon for three rows."""
+    import math
+
+    planned = [_planned(s) for s in shards]
+    rows = sum(p for p in planned if p is not None)
+    unsized = [s for s, p in zip(shards, planned) if p is None]
+    needed = (math.ceil(rows / task.local_rows) + math.ceil(sum(s.size_bytes or 0 for s in unsized) / task.local_bytes)
+              + sum(s.size_bytes is None for s in unsized))
+    return max(1, min(len(shards), needed))
+
+
+def _pool_size(shards: list[Shard], task: ShardTask) -> int:
     import ray
 
-    return max(1, min(n, int(ray.available_resources().get("CPU", 1) or 1)))
+    return max(1, min(actors_needed(shards, task), int(ray.available_resources().get("CPU", 1) or 1)))
 
 
 def choose_executor(opts: RunOptions, shards: list[Shard], task: ShardTask) -> str:
@@ -368,16 +386,16 @@ def lost_to_ray(exc: BaseException) -> bool:
     return isinstance(exc, (rx.WorkerCrashedError, rx.NodeDiedError, rx.ObjectLostError))
 
 
-def _scan(shards: list[Shard], task: ShardTask, partial_dir: str, opts: RunOptions):
+def _scan(shards: list[Shard], task: ShardTask, partial_dir: str):
     """The Ray Data pipeline over ``shards``: one row per shard through an actor pool of ``_ShardWorker``.
 
-    The pool starts full: every shard is queued already, and each actor's setup (a lexicon compile, a model
-    load) is paid by all actors at once rather than one after another while the first one works. It may
-    still shrink to one when the cluster needs the CPUs."""
+    The pool starts at its full size (``actors_needed``, within the free CPUs): every shard is queued already, and
+    each actor's setup (a lexicon compile, a model load) is paid by all actors at once rather than one after
+    another while the first one works. It may still shrink to one when the cluster needs the CPUs."""
     import ray
 
     ds = ray.data.from_items(shard_batch(shards).to_pylist(), override_num_blocks=len(shards))
-    size = _pool_size(opts, len(shards))
+    size = _pool_size(shards, task)
     return ds.map_batches(_ShardWorker, fn_constructor_kwargs={"task": task, "partial_dir": partial_dir},
                           batch_size=1, batch_format="pyarrow", num_cpus=WORKER_CPUS,
                           compute=ray.data.ActorPoolStrategy(min_size=1, max_size=size, initial_size=size))
@@ -430,7 +448,7 @@ def run_shards(job: str, run: RunDir, opts: RunOptions, timer: StageTimer, shard
                     for rescan in range(MAX_RESCANS + 1):
                         pending = [s for s in todo if s.shard_id not in results]
                         try:
-                            for row in _scan(pending, task, run.partial, opts).iter_rows():
+                            for row in _scan(pending, task, run.partial).iter_rows():
                                 take(json.loads(row["result"]))
                             break
                         except ray.exceptions.RayError as exc:

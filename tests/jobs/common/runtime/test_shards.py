@@ -12,7 +12,16 @@ from connectors.runs.rundir import RunDir
 from jobs.common.cli.config import RunOptions
 from jobs.common.runtime.errors import JobError
 from jobs.common.runtime.manifest import StageTimer
-from jobs.common.runtime.shards import Shard, ShardOutputs, ShardResult, ShardTask, apply_limit, limited, run_shards
+from jobs.common.runtime.shards import (
+    Shard,
+    ShardOutputs,
+    ShardResult,
+    ShardTask,
+    actors_needed,
+    apply_limit,
+    limited,
+    run_shards,
+)
 
 
 def shard(i: int, inp: str = "a", rows: int | None = 10) -> Shard:
@@ -32,6 +41,19 @@ def test_limited_cuts_a_batch_stream():
     batches = [pa.record_batch({"x": list(range(i * 4, i * 4 + 4))}) for i in range(3)]
     assert [b.num_rows for b in limited(iter(batches), 6)] == [4, 2]
     assert sum(b.num_rows for b in limited(iter(batches), None)) == 12
+
+
+def test_a_scan_starts_no_more_actors_than_its_planned_work_is_worth():
+    task = ShardTask()
+    task.local_rows, task.local_bytes = 1_000, 1 << 20
+    assert actors_needed([shard(i, rows=10) for i in range(8)], task) == 1  # 80 rows: one actor's setup is enough
+    assert actors_needed([shard(i, rows=1_000) for i in range(8)], task) == 8  # one actor per local_rows, up to one a shard
+    assert actors_needed([shard(i, rows=600) for i in range(8)], task) == 5  # 4,800 rows
+    assert actors_needed([shard(i, rows=5_000) for i in range(3)], task) == 3  # never more actors than shards
+    sized = [Shard(f"s{i}", "a", f"f{i}", size_bytes=300 << 10) for i in range(4)]  # rows unknown: by stored bytes
+    assert actors_needed(sized, task) == 2
+    assert actors_needed([*sized, Shard("s9", "a", "f9")], task) == 3  # unknown rows and bytes: an actor of its own
+    assert actors_needed([Shard("s0", "a", "f0", expected_rows=50_000, limit=20)], task) == 1  # --limit cuts the plan
 
 
 class Counting(ShardTask):
@@ -70,3 +92,23 @@ def test_runner_isolates_failures_and_writes_done_markers(ray_local, tmp_path):
     markers = {json.loads(p.read_text())["shard_id"] for p in (Path(resumed.partial) / "shards").glob("*.json")}
     assert markers == {"s0", "s1", "s3"}  # a failed shard leaves no done-marker: it is always rerun
     resumed.release()
+
+
+class WhichProcess(ShardTask):
+    """Records the process each shard ran in."""
+
+    local_rows = 1_000
+
+    def process(self, shard: Shard, out: ShardOutputs) -> ShardResult:
+        import os
+
+        return ShardResult(rows_in=shard.expected_rows or 0, partial={"pid": os.getpid()})
+
+
+@pytest.mark.ray
+def test_a_small_scan_runs_its_shards_in_one_actor(ray_local, tmp_path):
+    ray_local.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    run = RunDir(str(tmp_path), "t", "r1", {}, "h", resume=False)
+    scan = run_shards("t", run, RunOptions(out=str(tmp_path)), StageTimer(), [shard(i) for i in range(4)], WhichProcess())
+    assert scan.rows_in() == 40 and len({r["partial"]["pid"] for r in scan.results}) == 1
+    run.release()
