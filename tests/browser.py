@@ -11,9 +11,9 @@ how many ``<script>``/``<img>`` elements the DOM holds (data must never become m
 """
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +62,27 @@ class PageLoad:
     height: int = 0  # the page's full height in px, as loaded (collapsed parts closed)
 
 
+_RUNNING: list = []  # [playwright, browser]: one Chromium per test process, started on first use, stopped at exit
+
+
+def _browser():
+    """The process's Chromium (starting Playwright's driver and the browser costs ~2 s; each page gets its own
+    context, so sharing the process shares nothing a page can see)."""
+    if not _RUNNING:
+        from playwright.sync_api import sync_playwright
+
+        pw = sync_playwright().start()
+        _RUNNING.extend([pw, pw.chromium.launch(executable_path=require_browser(), headless=True, args=FLAGS)])
+        atexit.register(_stop)
+    return _RUNNING[1]
+
+
+def _stop() -> None:
+    pw, browser = _RUNNING
+    browser.close()
+    pw.stop()
+
+
 def load_page(path: Path, screenshot: str | None = None, width: int = 1200, measure: str | None = None) -> PageLoad:
     """Open ``path`` in a fresh profile, wait for it to settle, record it, and keep a full-page screenshot.
 
@@ -69,37 +90,33 @@ def load_page(path: Path, screenshot: str | None = None, width: int = 1200, meas
     after every ``<details>`` is opened (so collapsed tables and plots are laid out too;
     ``PageLoad.measured``), and a second screenshot ``<screenshot>-open`` shows the page opened.
     """
-    from playwright.sync_api import sync_playwright
-
     url = path.resolve().as_uri()
-    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile, sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            profile, executable_path=require_browser(), headless=True, args=FLAGS,  # the fresh, empty profile is the user data dir
-            viewport={"width": width, "height": 900}, offline=True)
-        try:
-            page = context.new_page()
-            load = PageLoad(url=url, title="", text="")
-            page.on("console", lambda m: load.console_errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: load.page_errors.append(str(e)))
-            page.on("request", lambda r: load.requests.append(r.url) if r.url != url else None)
-            page.on("dialog", lambda d: (load.dialogs.append(d.message), d.dismiss()))
-            page.goto(url, wait_until="load")
-            page.wait_for_timeout(300)  # anything a page would start after load (it should start nothing)
-            load.title = page.title()
-            load.text = page.inner_text("body")
-            load.scripts = page.locator("script").count()
-            load.images = page.locator("img").count()
-            load.height = page.evaluate("document.documentElement.scrollHeight")
+    # a new context is a fresh profile (its own cache, cookies and storage): nothing of one page reaches the next
+    context = _browser().new_context(viewport={"width": width, "height": 900}, offline=True)
+    try:
+        page = context.new_page()
+        load = PageLoad(url=url, title="", text="")
+        page.on("console", lambda m: load.console_errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: load.page_errors.append(str(e)))
+        page.on("request", lambda r: load.requests.append(r.url) if r.url != url else None)
+        page.on("dialog", lambda d: (load.dialogs.append(d.message), d.dismiss()))
+        page.goto(url, wait_until="load")
+        page.wait_for_timeout(300)  # anything a page would start after load (it should start nothing)
+        load.title = page.title()
+        load.text = page.inner_text("body")
+        load.scripts = page.locator("script").count()
+        load.images = page.locator("img").count()
+        load.height = page.evaluate("document.documentElement.scrollHeight")
+        if screenshot:
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            load.screenshot = SCREENSHOTS / f"{screenshot}.png"
+            page.screenshot(path=str(load.screenshot), full_page=True)
+        if measure:
+            load.measured_closed = page.evaluate(measure)
+            page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+            load.measured = page.evaluate(measure)
             if screenshot:
-                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-                load.screenshot = SCREENSHOTS / f"{screenshot}.png"
-                page.screenshot(path=str(load.screenshot), full_page=True)
-            if measure:
-                load.measured_closed = page.evaluate(measure)
-                page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
-                load.measured = page.evaluate(measure)
-                if screenshot:
-                    page.screenshot(path=str(SCREENSHOTS / f"{screenshot}-open.png"), full_page=True)
-            return load
-        finally:
-            context.close()
+                page.screenshot(path=str(SCREENSHOTS / f"{screenshot}-open.png"), full_page=True)
+        return load
+    finally:
+        context.close()
