@@ -106,11 +106,8 @@ def article_forms() -> Iterator[Candidate]:
     "of" where the rest is the country's own name. Every form is as unambiguous as its source name (extended and
     gazetteer profiles; ``paper`` keeps the reference study's names). The curated aliases are left as written:
     their article is part of the name ("the States")."""
-    names = [*pycountry_names(), *cldr_names(("en",))]
     seen: set[tuple[str, str]] = set()
-    for name, code, match_type, _ in names:
-        if match_type != "country":
-            continue
+    for name, code, _, _ in [*pycountry_names(), *cldr_names(("en",))]:  # country names only
         bare = name[4:] if name.lower().startswith("the ") else name
         for form in sorted({bare, bare.replace(" of the ", " of ")} - {name}):
             if (form, code) not in seen:

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from audit.geo.sources import article_forms
 from jobs.cli import main
 from jobs.common.cli.flags import leaf_parser, make_config, resolve, walk
 from jobs.common.cli.registry import COMMANDS
@@ -147,8 +148,6 @@ def test_geo_lexicon_export(tmp_path, capsys):
     paper = pq.read_table(tmp_path / "paper.parquet").to_pandas()
     assert len(paper) == len(pd.read_csv(tmp_path / "paper.csv")) and "region" not in set(paper.match_type)
     # extended = paper + regions + the cased "US" (matched in capitals only) + country names without their article
-    from audit.geo.sources import article_forms
-
     added = set(lex.query("match_type != 'region'").alias) - set(paper.alias)
     assert "US" in added and "Democratic Republic of Congo" in added
     assert added - {"US"} <= {form for form, *_ in article_forms()}

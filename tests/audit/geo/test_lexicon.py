@@ -20,6 +20,7 @@ from connectors.geo.lexicon import (
     save_lexicon,
     shipped_path,
 )
+from tests.geo_compiled import resolver
 
 
 @pytest.fixture(scope="module")
@@ -203,8 +204,6 @@ def test_country_names_are_also_matched_without_their_article():
     assert forms["Democratic Republic of Congo"] == "CD" and forms["Democratic Republic of the Congo"] == "CD"
     assert forms["Republic of Congo"] == "CG" and forms["Republic of Gambia"] == "GM"
     assert "States" not in forms and "Congo" not in forms  # a curated name keeps its article; no bare shared name
-    from tests.geo_compiled import resolver
-
     texts = ["Aid convoy reaches Goma in the Democratic Republic of Congo", "Flag Republic Of Congo Tablet Case",
              "Democratic Republic of the Congo: a market in the rain"]
     assert resolver("gazetteer").resolve(pa.array(texts)).country.to_pylist() == ["CD", "CG", "CD"]
