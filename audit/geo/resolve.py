@@ -202,10 +202,9 @@ class CountryResolver:
         aligned = None
         hits = _scan(self._lower, lower_view, 0)
         if cased is not None:
+            cased, aligned = _align_cased(cased, norm, offsets)
             coff = np.frombuffer(cased.buffers()[1], dtype=np.int32, count=n + 1, offset=cased.offset * 4)
             cased_view = _view(cased, coff)
-            # byte offsets line up only where lower-casing kept the record's length (nearly always)
-            aligned = np.diff(coff) == np.diff(offsets)
             if self._cased is not None:
                 chits = _scan(self._cased, cased_view, self._n_lower)
                 if len(chits):
@@ -502,6 +501,20 @@ def _plain(arr: pa.Array) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     return arr.cast(pa.string()) if arr.type == pa.large_string() else arr
+
+
+def _align_cased(cased: pa.Array, lower: pa.Array, offsets: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """The cased text made byte-for-byte parallel to ``lower`` (its lower-cased form), and which records kept
+    their case. Lower-casing keeps a character's UTF-8 length nearly always, but not for a few: "İ" (2 bytes)
+    becomes "i" (1), "ẞ" (3) "ß" (2). Such a record's cased text is replaced by its lower-cased text, so
+    every position the scans find in ``lower`` is the same position in the cased text, for that record and
+    every record after it in the batch (else a record's case evidence would depend on the records before
+    it: a batch boundary would change its country). The replaced records are read without case evidence."""
+    coff = np.frombuffer(cased.buffers()[1], dtype=np.int32, count=len(cased) + 1, offset=cased.offset * 4)
+    aligned = np.diff(coff) == np.diff(offsets)
+    if aligned.all():
+        return cased, aligned
+    return pc.if_else(pa.array(aligned), cased, lower), aligned
 
 
 def _view(norm: pa.Array, offsets: np.ndarray):

@@ -93,6 +93,20 @@ def test_capitalisation_is_required_for_towns_and_codes(gazetteer):
     assert one(gazetteer, "wine from texas")["country"] == "US"  # first-level regions match in any case
 
 
+@pytest.mark.parametrize("before", ["İstanbul'da bir gün", "Straße ẞ GROSS", "Ä°t is just like Great Khaan's"],
+                         ids=["dotted capital I", "capital sharp s", "double-encoded dotted I"])
+def test_a_record_is_read_the_same_whatever_record_comes_before_it(gazetteer, before):
+    """Lower-casing changes the UTF-8 length of a few letters ("İ" 2 bytes → "i" 1; "ẞ" 3 → "ß" 2; the last
+    text is "İ" double-encoded, repaired first). Before, every record after such a record in the batch was read
+    at shifted positions of the cased text, so it lost its case evidence: a silver caption resolved alone went
+    unresolved after one in its batch, and a shard boundary changed a country."""
+    after = ["Sunset in Kerrville", "View of the Phobjikha Valley in Central Bhutan",
+             "Wedding dress hanging in the window of a family home in Delta, British Columbia"]
+    alone = [one(gazetteer, t)["country"] for t in after]
+    assert alone == ["US", "BT", "CA"]
+    res = gazetteer.resolve(pa.array([before, *after], pa.string()))
+    assert res.country.to_pylist()[1:] == alone
+
 def test_a_small_place_is_found_with_or_without_its_diacritics(gazetteer):
     for text in ("Boats in Ålesund", "Boats in Alesund", "BOATS IN ALESUND"):
         r = one(gazetteer, text)
