@@ -50,6 +50,13 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   sentences 8 changed, all Chinese provinces: 4 unresolved → CN ("Heavy rain … in Hunan", "… in Guizhou province",
   all correct) and 4 CN by a town or large city → CN corroborated by its province. ``paper`` and ``extended``
   decide as before.
+* issue 32, the rule ``PLACE_NAME_IN_PROSE`` (a town or city context-only as a person's name counts alone when
+  written as a place: "meatpacking plant in Worthington"), ``gazetteer`` only: of the 40,847 shipped captions none
+  changed; of the 11,350 development sentences 18 changed, all by that rule: 11 unresolved → a country (10 right),
+  1 CA bare town → ambiguous, 1 CA single → majority, and 6 list the rule in their ``rules`` column with the same
+  decision. (The fix that made a record's case evidence independent of the records before it in its batch changed
+  no digest: no shipped caption or dev sentence holds a letter whose lower case has another UTF-8 length.)
+  ``paper`` and ``extended`` decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

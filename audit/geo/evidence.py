@@ -37,6 +37,17 @@ Named rules that read case and context (each tested in tests/audit/geo/test_evid
   A name that is also a first-level region ("Georgia") stays context-only: after "in" the region is
   as likely as the country; so does a name the lexicon gives several countries. Why: people write
   places after "in/at/from"; the word, the person and the brand are written otherwise.
+* ``PLACE_NAME_IN_PROSE`` — the same reading for a town or city that needs support only because it is
+  also a person's name ("Sofia", "Decatur", "Worthington": US Census given names and surnames, and the
+  curated exclusions that are such names): written as a place, capitalised right after a locative and not
+  followed by another capitalised word ("a new office opened in Sofia", "a meatpacking plant in
+  Worthington"), it counts alone when every place of that name lies in one country. A name that is also
+  an English word ("Sunrise", "Stock", "March") or shared by several countries ("Manchester") gains
+  nothing, and neither do the given names that are as often words written capitalised
+  (``GIVEN_NAME_WORDS``: "in April"), nor a name in the possessive ("at Macy's", "at McDonald's": a
+  business named after its founder). Names context-only as another proper noun (WordNet: "Congress",
+  "Christmas") gain nothing either: an institution or a holiday is written after "in" and "at" as a place
+  is. Why: a person is not written after "in"; the place named after one is.
 * ``NAME_AS_LABEL`` — the same lift for a country name set apart as a label in the text as written:
   alone in parentheses ("…Jewelry Gifts(China)", "(China (Mainland))": a marketplace's origin label)
   or closing the record after a comma or a dash ("Sunset from the beach, Palau"). Why: a label, like
@@ -70,6 +81,7 @@ STREET_TYPES = frozenset({
 
 
 NAME_IN_PROSE = "name_in_prose"
+PLACE_NAME_IN_PROSE = "place_name_in_prose"
 NAME_AS_LABEL = "name_as_label"
 NAME_IN_TRADE_PHRASE = "name_in_trade_phrase"
 # Nouns of the trade after a country's name: the listing says where the goods are made ("China Suppliers").
@@ -211,6 +223,16 @@ def name_in_prose(entries: list[tuple], country_type: int, region_type: int) -> 
         return entries
     lifted = [(*e[:4], False, *e[5:]) for e in entries if e[2] == country_type and e[4]]
     return lifted if len({e[1] for e in lifted}) == 1 else entries  # several countries' name: no help
+
+
+def place_name_in_prose(entries: list[tuple], name: str) -> list[tuple]:
+    """``PLACE_NAME_IN_PROSE``, for a town or city name written as a place whose every entry is context-only as a
+    person's name: its entries made to count alone when they lie in one country and the name is no
+    ``GIVEN_NAME_WORDS`` word, else unchanged. (An entry is ``(alias_norm, country, type, pair_only,
+    context_only, ...)``; ``name`` is the name lower-cased.)"""
+    if name in GIVEN_NAME_WORDS or len({e[1] for e in entries}) != 1:
+        return entries
+    return [(*e[:4], False, *e[5:]) for e in entries]
 
 
 def check_min_evidence(tier: str | None) -> str | None:

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from audit.geo import sources
 from audit.geo.lexicon import CASE_RULES
 from audit.geo.normalize import alias_norms, fold_diacritics, normalize_cased_array, search_pattern
 
@@ -63,6 +64,8 @@ class Patterns:
     case_checked: np.ndarray  # bool by pattern: a lower-case pattern with an entry that has a case rule
     pair_only: np.ndarray  # bool by pattern: some entry counts only right after a town ("Georgia", "TX")
     context_country: np.ndarray  # bool by pattern: some entry is a context-only country name ("China", "Jordan")
+    # bool by pattern: every entry is a town or city context-only as a person's name, not as a word ("Sofia", "Decatur")
+    person_named_place: np.ndarray
     demonym: np.ndarray  # bool by pattern: some entry is a demonym (read by the fixed-phrase rule)
     country_offsets: np.ndarray  # the countries pattern i names: country[country_offsets[i]:country_offsets[i + 1]]
     country: np.ndarray
@@ -126,7 +129,12 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
     blocked = any_of(mtype == match_types.index("collocation"))
     case_checked = any_of(case != ANY_CASE)
     case_checked[n_lower:] = False  # a cased pattern matched as its case rule asks
+    def all_of(flag: np.ndarray) -> np.ndarray:  # by pattern: do all of its entries have the flag?
+        return np.logical_and.reduceat(flag[rows], offsets[:-1]) if len(rows) else np.zeros(0, dtype=bool)
+
     context_country = any_of(ctx & (mtype == match_types.index("country")))
+    is_place = (mtype == match_types.index("town")) | (mtype == match_types.index("city"))
+    person_named_place = all_of(ctx & is_place & _restricted_as_person(entries, norm, mtype == match_types.index("town")))
     demonym = any_of(mtype == match_types.index("demonym"))
     code = _index_in(entries.column("country_alpha2"), countries, "country_alpha2", missing=-1)
     named = np.unique(pid * (len(countries) + 1) + code[rows] + 1)  # (pattern, country) pairs
@@ -139,9 +147,30 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
         cased=pc.cast(forms.dictionary.filter(pa.array(used)), pa.binary()).to_pylist(),
         entries=PatternEntries(rows, offsets, fields),
         anchor=anchor, blocked=blocked, case_checked=case_checked, pair_only=pair_only,
-        context_country=context_country, demonym=demonym,
+        context_country=context_country, person_named_place=person_named_place, demonym=demonym,
         country_offsets=np.searchsorted(named_pid, np.arange(n_patterns + 1)), country=named_country,
     )
+
+
+# The restriction (``gazetteer_lexicon._word_restriction``) that makes a place name context-only as a person's name,
+# not as an English word or another proper noun: such a name written as a place is the place (``PLACE_NAME_IN_PROSE``).
+_PERSON_RESTRICTION = "person_name"
+_CURATED_RESTRICTION = "common_word_or_non_geographic"
+
+
+def _restricted_as_person(entries: pa.Table, norm: pa.Array, town: np.ndarray) -> np.ndarray:
+    """By entry: is it context-only as a person's name, a US Census given name or surname ("Decatur"), or as a
+    curated exclusion that is such a name ("Sofia")? Not: a word, another proper noun, a namesake, no restriction,
+    and not a town (under 100,000 people) named like a place WordNet lists: that is most often the other place,
+    larger and better known ("in Asia" is no town of the Philippines)."""
+    if "restriction" not in entries.column_names:
+        return np.zeros(entries.num_rows, dtype=bool)
+    why = pc.fill_null(entries.column("restriction").combine_chunks(), "")
+    given, surnames = sources.person_tokens()
+    curated = np.asarray(pc.starts_with(why, _CURATED_RESTRICTION))
+    person = np.asarray(pc.is_in(norm, value_set=pa.array(sorted(given | surnames), pa.string())))
+    elsewhere = town & np.asarray(pc.is_in(norm, value_set=pa.array(sorted(sources.wordnet_place_names()), pa.string())))
+    return (np.asarray(pc.starts_with(why, _PERSON_RESTRICTION)) | (curated & person)) & ~elsewhere
 
 
 def _index_in(column: pa.ChunkedArray, values, field: str, missing: int | None = None) -> np.ndarray:

@@ -46,6 +46,7 @@ from audit.geo.evidence import (
     NAME_IN_TRADE_PHRASE,
     NAMED_COUNTRY_BREAKS_TIE,
     PERSON_NAME,
+    PLACE_NAME_IN_PROSE,
     PLACE_WEIGHTS,
     STATE_CODE_PICKS_NAMESAKE,
     STREET_TYPES,
@@ -60,6 +61,7 @@ from audit.geo.evidence import (
     name_in_prose,
     named_country_breaks_tie,
     person_name,
+    place_name_in_prose,
     state_code_picks_namesake,
     tier_of,
 )
@@ -160,6 +162,7 @@ class CountryResolver:
         self._check_case = compiled.case_checked.tolist()  # cased patterns passed their case rule already
         self._pair_only = compiled.pair_only.tolist()
         self._context_country = compiled.context_country
+        self._person_named_place = compiled.person_named_place
         self._demonym = compiled.demonym.tolist()
         self._country_offsets, self._country_of_pattern = compiled.country_offsets, compiled.country
         self._country_dict = pa.array(self.countries, pa.string())
@@ -344,6 +347,13 @@ class CountryResolver:
                 if lifted is not entries:
                     fired.add(rule)
                     entries = lifted
+            if (self._person_named_place[pid] and entries and cased is not None
+                    and _written_as_name(lower, cased, rec_start, rec_end, start, end)
+                    and _next_token(lower, end, rec_end) != "s"):  # "at Macy's": a business, named after a person
+                lifted = place_name_in_prose(entries, entries[0][0])
+                if lifted is not entries:
+                    fired.add(PLACE_NAME_IN_PROSE)
+                    entries = lifted
             if entries:
                 hits.append(_Hit(entries[0][0], start, end, entries, pid))
         if not addresses:
@@ -443,7 +453,8 @@ class CountryResolver:
         adjacent[1:] |= touching
         adjacent[:-1] |= touching
         lends = anchor | adjacent
-        keep_named = self._context_country[hits[:, 0]]  # may be written as a name (``_written_as_name``)
+        # may be written as a name (``_written_as_name``)
+        keep_named = self._context_country[hits[:, 0]] | self._person_named_place[hits[:, 0]]
         keep = lends | keep_named | (np.bincount(recs, weights=overlap, minlength=n) > 0)[recs]
         if addresses:
             keep |= np.isin(recs, np.fromiter(addresses, dtype=np.int64))

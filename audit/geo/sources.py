@@ -180,3 +180,11 @@ def person_tokens() -> tuple[frozenset[str], frozenset[str]]:
     with (DATA / "census_person_tokens.csv").open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     return (frozenset(r["name"] for r in rows if r["given"] == "1"), frozenset(r["name"] for r in rows if r["surname"] == "1"))
+
+
+@lru_cache(maxsize=1)
+def wordnet_place_names() -> frozenset[str]:
+    """The place names (normalized) that WordNet 3.0 lists as a proper noun of place (a city, a region, a
+    continent, a river: ``wordnet_names.csv``, derived by ``scripts.derive.wordnet``)."""
+    with (DATA / "wordnet_names.csv").open(encoding="utf-8") as fh:
+        return frozenset(r["alias_norm"] for r in csv.DictReader(fh) if int(r["proper_place_senses"]) > 0)

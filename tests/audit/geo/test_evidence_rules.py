@@ -184,3 +184,26 @@ def test_name_in_trade_phrase_counts_a_country_named_as_the_goods_origin(gazette
     assert countries(gazetteer, texts) == ["CN", "CN"]
     assert gazetteer.resolve(pa.array(texts), with_matches=True).rules.to_pylist() == [["name_in_trade_phrase"]] * 2
     assert countries(gazetteer, ["bone china manufacturer catalogue", "Jordan Brand retro sneakers"]) == [None, None]
+
+
+def test_place_name_in_prose_counts_a_place_named_like_a_person_written_as_a_place(gazetteer):
+    # PLACE_NAME_IN_PROSE: "Sofia" (a curated given name) and "Worthington", "Newberry" (census surnames) need
+    # support alone, but right after a locative, capitalised and not part of a longer name, they are the place
+    texts = ["The trade fair opened in Sofia last week", "a new clinic in Worthington", "the choir sang at a church in Newberry"]
+    assert countries(gazetteer, texts) == ["BG", "US", "US"]
+    rules = gazetteer.resolve(pa.array(texts), with_matches=True).rules.to_pylist()
+    assert all("place_name_in_prose" in r for r in rules)
+
+
+def test_place_name_in_prose_leaves_the_person_the_word_the_business_and_the_namesakes_alone(gazetteer):
+    assert countries(gazetteer, [
+        "Sofia Coppola's new film",  # the person: no locative
+        "a weekend in Sofia Vergara's home town",  # a longer capitalised name follows
+        "lunch at Macy's",  # the possessive: a business named after its founder
+        "lunch at McDonald's",
+        "the concert in April",  # a given name that is as often a word
+        "snow in March",  # a word, not a person's name
+        "a town hall meeting in Lombard",  # WordNet's other proper noun first (the Lombards), no census name
+        "a rainy week in Manchester",  # a person's name only among namesakes in several countries
+        "checking in at an airport somewhere in Asia",  # a town of the Philippines, but WordNet's continent first
+    ]) == [None] * 9
