@@ -92,8 +92,9 @@ COUNTRY_NAME_KEPT = "country_name_kept"
 STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
 PERSON_NAME = "person_name"
 DEMONYM_IN_FIXED_PHRASE = "demonym_in_fixed_phrase"
-# Nouns that make a demonym before them a dish, a breed, a sport, an airline or a named quarter that
-# travels, not a place ("Mexican food", "German Shepherd", "American football", "French Quarter"):
+# Nouns that make a demonym before them a dish, a breed, a sport, an airline, a named quarter, a finish, a
+# garment or an instrument that travels, not a place ("Mexican food", "German Shepherd", "American football",
+# "French Quarter", "Venetian plaster", "Hawaiian shirt"):
 # WordNet's collocations block the fixed ones it lists; these heads cover the open classes. Measured
 # and left out: styles ("French Country kitchen", "Japanese style"), which the silver labels place in
 # the style's country, armies and the press ("Lebanese Army", "Canadian Press"), which geo_dev's do, and
@@ -102,6 +103,7 @@ FIXED_PHRASE_HEADS = frozenset({
     "quarter", "bungalow", "fries", "toast", "braid", "braids", "twist", "manicure", "horn", "bulldog", "poodle",
     "mastiff", "shepherd", "terrier", "setter", "pointer", "cuisine", "food", "restaurant", "dressing", "vanilla",
     "roast", "bread", "salad", "sausage", "broccoli", "football", "footballer", "rules", "airlines", "airways",
+    "plaster", "blind", "blinds", "husky", "shirt", "mask", "guitar",
 })
 BUSINESS_NAME = "business_name"
 

@@ -192,6 +192,12 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
     """The gazetteer lexicon from the extended one (``base``) and the place sources."""
     be = with_extra_columns(base.entries.to_pandas())
     keep = be[be["match_type"].isin(["country", "demonym"])].copy()
+    # The adjectives of a region or city inside one country are that country's demonyms ("Tuscan": Italy).
+    regional = pd.DataFrame(sources.regional_demonyms(), columns=["alias", "alias_norm", "country_alpha2", "place"])
+    regional = regional[~regional["alias_norm"].isin(keep["alias_norm"])]
+    keep = pd.concat([keep, with_extra_columns(regional.assign(
+        match_type="demonym", source="wordnet:pertainym:" + regional["place"], requires_city_before=False).drop(columns="place"))],
+        ignore_index=True)
     base_rej = base.rejected
     rejected = [base_rej[base_rej["match_type"].isin(["country", "demonym"])]]  # places are judged anew below
     excluded = _excluded_words()
@@ -312,6 +318,19 @@ def country_name_norms() -> tuple[set[str], set[str]]:
     base = _candidates(LexiconConfig(profile="extended"))
     countries = base[base["match_type"] == "country"]
     return set(countries["alias_norm"]), set(base.loc[base["match_type"].isin(["country", "demonym"]), "alias_norm"])
+
+
+def country_codes_and_demonyms() -> tuple[dict[str, set[str]], set[str]]:
+    """(every country name, normalized, → the alpha-2 codes it names; every demonym, normalized).
+
+    Build-time helper of ``scripts.derive.wordnet`` (``audit.geo.wordsense.regional_demonyms``).
+    """
+    base = _candidates(LexiconConfig(profile="extended"))
+    codes: dict[str, set[str]] = defaultdict(set)
+    countries = base[base["match_type"] == "country"]
+    for name, code in zip(countries["alias_norm"], countries["country_alpha2"]):
+        codes[name].add(code)
+    return dict(codes), set(base.loc[base["match_type"] == "demonym", "alias_norm"])
 
 
 def place_name_norms(min_population: int = 500) -> tuple[set[str], set[str]]:

@@ -188,3 +188,10 @@ def wordnet_place_names() -> frozenset[str]:
     continent, a river: ``wordnet_names.csv``, derived by ``scripts.derive.wordnet``)."""
     with (DATA / "wordnet_names.csv").open(encoding="utf-8") as fh:
         return frozenset(r["alias_norm"] for r in csv.DictReader(fh) if int(r["proper_place_senses"]) > 0)
+
+
+def regional_demonyms() -> list[tuple[str, str, str, str]]:
+    """(alias, alias_norm, country, place) of the adjectives of a region or city inside one country ("Tuscan": IT,
+    Tuscany), derived from WordNet 3.0 by ``scripts.derive.wordnet`` (``audit.geo.wordsense.regional_demonyms``)."""
+    with (DATA / "wordnet_demonyms.csv").open(encoding="utf-8") as fh:
+        return [(r["alias"], r["alias_norm"], r["country_alpha2"], r["place"]) for r in csv.DictReader(fh)]

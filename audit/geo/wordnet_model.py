@@ -23,6 +23,7 @@ class Synset:
     hypernyms: tuple[str, ...]  # keys of @ and @i targets
     instance: bool  # has an instance hypernym (a named individual: Paris, Jack London, London Bridge)
     part_of: tuple[str, ...] = ()  # keys of #p targets (part holonyms: Paris is part of France)
+    pertains_to: tuple[str, ...] = ()  # keys of the noun synsets an adjective's \\ pointer names (Tuscan: Tuscany)
 
 
 @dataclass(frozen=True)

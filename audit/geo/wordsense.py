@@ -1,6 +1,6 @@
 """What WordNet says about a place name: is it also a common word, a person, a people, a dish?
 
-Two small tables are derived from Princeton WordNet 3.0 at build time (``python -m scripts.derive.wordnet``)
+Three small tables are derived from Princeton WordNet 3.0 at build time (``python -m scripts.derive.wordnet``)
 and shipped with its licence notice; the gazetteer build reads only them:
 
 ``wordnet_names.csv`` — for every place name that WordNet lists, the facts the word filters need:
@@ -19,6 +19,9 @@ class — languages (noun.communication), currencies (noun.quantity), peoples an
 (noun.group), events, natural features. The same table holds the places that contain a country's name
 or demonym and lie in no country (``places_in_no_country``): "South America", "Indian Ocean", "Gulf of
 Mexico" name a continent or a sea, not the United States, India or Mexico.
+
+``wordnet_demonyms.csv`` — the adjectives of a region or a city inside one country ("Tuscan", "Tasmanian",
+"Bavarian") with that country (``regional_demonyms``): demonyms of the country in the gazetteer.
 """
 from __future__ import annotations
 
@@ -255,3 +258,46 @@ def is_other_proper_noun(first_sense: str, first_sense_written: str, tagged: boo
     if tagged and first_sense_written == "proper":
         return first_sense not in PLACE_SENSES
     return other_senses > place_senses
+
+
+DEMONYM_COLUMNS = ["alias", "alias_norm", "country_alpha2", "place"]
+
+
+def regional_demonyms(wn: WordNet, country_codes: dict[str, set[str]], demonyms: set[str]) -> pd.DataFrame:
+    """Adjectives of a region or a city inside one country ("Tuscan", "Tasmanian", "Bavarian", "Texan") with that
+    country: WordNet's pertainyms (an adjective's ``\\`` pointer: Tuscan pertains to Tuscany) of a place (noun.location,
+    noun.object) that is no country itself and that part holonyms put in exactly one country (``country_codes``:
+    a country's names, normalized, to its alpha-2 codes; a synset is a country when one of its words names exactly
+    one and it is a kind of country or state). Kept only when the adjective is written capitalised, has that one
+    sense ("Roman" also types and numerals, "Olympic" the games, "Catalan" the language) and is never written in
+    lower case ("attic", "spartan"); the country's own demonyms (``demonyms``) are the lexicon's already.
+    Why: a caption says where a thing is from by the region's adjective as often as by the country's ("a Tuscan
+    farmhouse", "Tasmanian sunset"), and the adjective is a demonym of the country the region lies in."""
+    def norm(word: str) -> str:
+        return fold_diacritics(alias_norms([_written(word).replace("_", " ")])[0])
+
+    def country(key: str) -> str | None:
+        syn = wn.synsets[key]
+        codes = {c for w in syn.words for c in country_codes.get(norm(w), ())}
+        is_country = len(codes) == 1 and bool({_written(w).lower() for k in wn.hypernym_closure(key)
+                                                for w in wn.synsets[k].words} & COUNTRY_KINDS)
+        return next(iter(codes)) if is_country else None
+
+    lower_words = {_written(w) for s in wn.synsets.values() for w in s.words if _written(w) == _written(w).lower()}
+    rows = []
+    for syn in wn.synsets.values():
+        for target in syn.pertains_to:
+            place = wn.synsets[target]
+            if place.lexname not in PLACE_SENSES or country(target) is not None:
+                continue
+            inside = {c for k in wn.part_closure(target) if (c := country(k)) is not None}
+            if len(inside) != 1:
+                continue
+            for word in (_written(w) for w in syn.words):
+                lemma = word.lower()
+                if (not word[:1].isupper() or len(wn.senses.get(f"a:{lemma}", ())) != 1 or lemma in lower_words
+                        or norm(word) in demonyms):
+                    continue
+                rows.append((word.replace("_", " "), norm(word), next(iter(inside)), _written(place.words[0]).replace("_", " ")))
+    out = pd.DataFrame(rows, columns=DEMONYM_COLUMNS).drop_duplicates(["alias_norm", "country_alpha2"])
+    return out.sort_values(["alias_norm", "country_alpha2"]).reset_index(drop=True)

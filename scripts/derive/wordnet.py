@@ -1,14 +1,15 @@
 """Princeton WordNet 3.0 read from its database files, for the gazetteer lexicon's word filters.
 
 Used at build time only, by a maintainer: ``python -m scripts.derive.wordnet [--dict /usr/share/wordnet]``
-(Debian: ``apt-get install wordnet-base``) derives the two small tables the lexicon build reads
-(``audit/geo/data/wordnet_names.csv``, ``wordnet_collocations.csv``) and writes them with WordNet's
+(Debian: ``apt-get install wordnet-base``) derives the three small tables the lexicon build reads
+(``audit/geo/data/wordnet_names.csv``, ``wordnet_collocations.csv``, ``wordnet_demonyms.csv``) and writes them with WordNet's
 licence notice. Nothing at run time, and no test, needs WordNet itself.
 
 The files are the documented ``wndb(5WN)`` format: ``index.POS`` lists each lower-case lemma's
 synsets in sense order (most frequent first, from the SemCor tag counts where there are any);
 ``data.POS`` holds each synset's lexicographer file (noun.person, noun.location …), its words in
-their written case, and its pointers (``@`` hypernym, ``@i`` instance hypernym, ``#p`` part holonym).
+their written case, and its pointers (``@`` hypernym, ``@i`` instance hypernym, ``#p`` part holonym, and for an
+adjective ``\\`` the noun it pertains to).
 """
 from __future__ import annotations
 
@@ -65,8 +66,9 @@ def read_wordnet(dict_dir: str | Path) -> WordNet:
             ptrs = [fields[i + 1 + 4 * k: i + 5 + 4 * k] for k in range(n_ptr)]
             hyper = tuple(f"{p[2].replace('s', 'a')}:{p[1]}" for p in ptrs if p[0] in ("@", "@i"))
             part_of = tuple(f"{p[2].replace('s', 'a')}:{p[1]}" for p in ptrs if p[0] == "#p")
+            pertains = tuple(f"n:{p[1]}" for p in ptrs if p[0] == "\\" and p[2] == "n") if pos == "a" else ()
             synsets[f"{pos}:{offset}"] = Synset(f"{pos}:{offset}", LEXNAMES[lexfile], words, hyper,
-                                                any(p[0] == "@i" for p in ptrs), part_of)
+                                                any(p[0] == "@i" for p in ptrs), part_of, pertains)
         for line in _data_lines(root / f"index.{name}"):
             fields = line.split()
             n_syn, n_ptr = int(fields[2]), int(fields[3])
@@ -79,7 +81,7 @@ def read_wordnet(dict_dir: str | Path) -> WordNet:
 
 def main() -> None:
     from audit.geo import wordsense
-    from audit.geo.gazetteer_lexicon import country_name_norms, place_name_norms
+    from audit.geo.gazetteer_lexicon import country_codes_and_demonyms, country_name_norms, place_name_norms
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dict", default="/usr/share/wordnet", help="WordNet 3.0 dict directory")
@@ -94,8 +96,10 @@ def main() -> None:
     countries, country_words = country_name_norms()
     blockers = pd.concat([blockers, wordsense.places_in_no_country(wn, countries, country_words, names)], ignore_index=True)
     blockers.to_csv(out / "wordnet_collocations.csv", index=False, lineterminator="\n")
+    wordsense.regional_demonyms(wn, *country_codes_and_demonyms()).to_csv(out / "wordnet_demonyms.csv", index=False,
+                                                                          lineterminator="\n")
     (out / "LICENSE_WordNet.txt").write_text(wordsense.WORDNET_NOTICE, encoding="utf-8")
-    print(f"wrote {out}/wordnet_names.csv, wordnet_collocations.csv, LICENSE_WordNet.txt")
+    print(f"wrote {out}/wordnet_names.csv, wordnet_collocations.csv, wordnet_demonyms.csv, LICENSE_WordNet.txt")
 
 
 if __name__ == "__main__":

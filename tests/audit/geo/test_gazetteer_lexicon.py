@@ -328,3 +328,43 @@ def test_shipped_person_tokens_are_the_derivation():
     pd.testing.assert_frame_equal(shipped, person_tokens(), check_dtype=False)
     given = set(shipped.loc[shipped["given"] == 1, "name"])
     assert {"nancy", "john"} <= given and "harbor" not in set(shipped["name"])
+
+
+def test_the_adjective_of_a_region_inside_one_country_is_a_demonym_of_that_country():
+    """``regional_demonyms`` on a hand-made WordNet: "Tuscanian" pertains to Tuscania, part of Sylvania, so it names
+    Sylvania. Left out: an adjective with another sense, one also written in lower case (a word), the country's own
+    adjective (the lexicon has it), and the adjective of a region two countries share."""
+    from scripts.derive.wordnet import Synset, WordNet
+
+    syn = {s.key: s for s in [
+        Synset("n:4", "noun.location", ("country",), (), False),
+        Synset("n:5", "noun.location", ("Sylvania",), ("n:4",), True),
+        Synset("n:6", "noun.location", ("Freedonia",), ("n:4",), True),
+        Synset("n:7", "noun.location", ("Tuscania",), (), True, ("n:5",)),
+        Synset("n:8", "noun.location", ("Borderland",), (), True, ("n:5", "n:6")),
+        Synset("n:9", "noun.artifact", ("attican",), (), False),
+        Synset("a:1", "adj.pert", ("Tuscanian",), (), False, (), ("n:7",)),
+        Synset("a:2", "adj.pert", ("Romanish",), (), False, (), ("n:7",)),
+        Synset("a:3", "adj.all", ("Romanish",), (), False),
+        Synset("a:4", "adj.pert", ("Attican",), (), False, (), ("n:7",)),
+        Synset("a:5", "adj.pert", ("Sylvanian",), (), False, (), ("n:5",)),
+        Synset("a:6", "adj.pert", ("Borderish",), (), False, (), ("n:8",)),
+    ]}
+    senses = {f"{k[0]}:{s.words[0].lower()}": (k,) for k, s in syn.items()}
+    senses["a:romanish"] = ("a:2", "a:3")
+    wn = WordNet(syn, senses, dict.fromkeys(senses, 0), {})
+    got = wordsense.regional_demonyms(wn, {"sylvania": {"SY"}, "freedonia": {"FD"}}, {"sylvanian"})
+    assert got.to_dict("records") == [{"alias": "Tuscanian", "alias_norm": "tuscanian", "country_alpha2": "SY",
+                                       "place": "Tuscania"}]
+
+
+def test_regional_demonyms_locate_and_their_fixed_phrases_do_not():
+    """The shipped gazetteer: "Tasmanian", "Tuscan" and "Bavarian" (WordNet pertainyms, ``wordnet_demonyms.csv``) say
+    Australia, Italy and Germany; the shirt, the plaster and the dog named after a region travel."""
+    from tests.geo_compiled import resolver
+
+    got = resolver("gazetteer").resolve(pa.array([
+        "Living room with a view of a Tasmanian sunset", "a farmhouse kitchen in the tuscan style",
+        "Hiking in the Bavarian alps", "A man wearing a Hawaiian shirt", "Venetian plaster walls in a hallway",
+        "Siberian husky puppy on a sofa"])).country.to_pylist()
+    assert got == ["AU", "IT", "DE", None, None, None]
