@@ -37,6 +37,8 @@ from audit.geo.lexicon import (
     FULL_SCHEMA,
     GENERIC_REGION_WORDS,
     REJECTED_COLUMNS,
+    RESTRICTION_EXCLUDED,
+    RESTRICTION_PERSON,
     Lexicon,
     LexiconConfig,
     _candidates,
@@ -119,7 +121,7 @@ def _namesake_pool(places: pd.DataFrame, countries: pd.DataFrame) -> dict[str, d
 def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded: dict[str, str], people: set[str]) -> str | None:
     """Why a place name is context-only as a word or a person's name, or None."""
     if norm in excluded:
-        return f"common_word_or_non_geographic: {excluded[norm]}"
+        return f"{RESTRICTION_EXCLUDED}: {excluded[norm]}"
     row = senses.get(norm)
     if row is not None:
         lower_noun, lower_other, first_sense, written, tagged, n_place, n_other = row
@@ -130,7 +132,7 @@ def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded:
     if mtype != "town":
         return None  # the rest applies to small places, whose own sense is the rarer one
     if norm in people:
-        return f"person_name (US Census 1990 given name or surname, >= {PERSON_NAME_MIN_PCT}% of people)"
+        return f"{RESTRICTION_PERSON} (US Census 1990 given name or surname, >= {PERSON_NAME_MIN_PCT}% of people)"
     place_first = row is not None and row[2] in wordsense.PLACE_SENSES and row[3] == "proper"
     if " " not in norm and norm.isascii() and not place_first and english_zipf(norm) >= ENGLISH_WORD_ZIPF:
         return f"frequent_english_word (wordfreq Zipf >= {ENGLISH_WORD_ZIPF}, not a WordNet place)"
@@ -203,7 +205,7 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
     excluded = _excluded_words()
     # Country names and demonyms that the other profiles exclude as words come back context-only.
     named = base_rej["match_type"].isin(["country", "demonym"])
-    worded = base_rej[named & base_rej["reason"].str.startswith("common_word_or_non_geographic")]
+    worded = base_rej[named & base_rej["reason"].str.startswith(RESTRICTION_EXCLUDED)]
     worded = worded.drop_duplicates(["alias_norm", "country_alpha2"])
     worded = worded[~worded.set_index(["alias_norm", "country_alpha2"]).index.isin(keep.set_index(["alias_norm", "country_alpha2"]).index)]
     worded = with_extra_columns(worded.drop(columns="reason")).assign(
@@ -310,16 +312,6 @@ def _blockers(aliases: set[str]) -> pd.DataFrame:
     }))
 
 
-def country_name_norms() -> tuple[set[str], set[str]]:
-    """(every country's names, its names and demonyms), normalized: what a place "in no country" may contain.
-
-    Build-time helper of ``scripts.derive.wordnet`` (``audit.geo.wordsense.places_in_no_country``).
-    """
-    base = _candidates(LexiconConfig(profile="extended"))
-    countries = base[base["match_type"] == "country"]
-    return set(countries["alias_norm"]), set(base.loc[base["match_type"].isin(["country", "demonym"]), "alias_norm"])
-
-
 def country_codes_and_demonyms() -> tuple[dict[str, set[str]], set[str]]:
     """(every country name, normalized, → the alpha-2 codes it names; every demonym, normalized).
 
@@ -331,6 +323,16 @@ def country_codes_and_demonyms() -> tuple[dict[str, set[str]], set[str]]:
     for name, code in zip(countries["alias_norm"], countries["country_alpha2"]):
         codes[name].add(code)
     return dict(codes), set(base.loc[base["match_type"] == "demonym", "alias_norm"])
+
+
+def country_name_norms(codes_and_demonyms: tuple[dict[str, set[str]], set[str]] | None = None) -> tuple[set[str], set[str]]:
+    """(every country's names, its names and demonyms), normalized: what a place "in no country" may contain.
+
+    Build-time helper of ``scripts.derive.wordnet`` (``audit.geo.wordsense.places_in_no_country``), from
+    ``country_codes_and_demonyms`` (built here when not given).
+    """
+    codes, demonyms = codes_and_demonyms or country_codes_and_demonyms()
+    return set(codes), set(codes) | demonyms
 
 
 def place_name_norms(min_population: int = 500) -> tuple[set[str], set[str]]:

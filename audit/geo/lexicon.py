@@ -53,6 +53,10 @@ EXTRA_SCHEMA = pa.schema([
 ])
 FULL_SCHEMA = pa.schema(list(SCHEMA) + list(EXTRA_SCHEMA))
 CASE_RULES = ("any", "initial", "upper")
+# Reason codes that open a context-only entry's ``restriction`` (the rest of it says why in words); the compiled
+# patterns read them (``patterns._restricted_as_person``).
+RESTRICTION_EXCLUDED = "common_word_or_non_geographic"  # on the curated exclusion list (excluded_aliases.csv)
+RESTRICTION_PERSON = "person_name"  # a US Census given name or surname
 
 # Region names that are generic words rather than places.
 GENERIC_REGION_WORDS = frozenset({
@@ -233,7 +237,7 @@ def _reject_reason(row: pd.Series, config: LexiconConfig, excluded: dict[str, st
     if not norm.isascii() and not is_unspaced_script(norm) and len(norm.replace(" ", "")) < 3:
         return "short_alias(<3 letters)"
     if norm in excluded and not curated and row["match_type"] != "region":  # regions: pair-only instead
-        return f"common_word_or_non_geographic: {excluded[norm]}"
+        return f"{RESTRICTION_EXCLUDED}: {excluded[norm]}"
     if row["match_type"] == "region" and norm in GENERIC_REGION_WORDS:
         return "generic_region_word"
     if (row["source"].startswith("cldr:") and not row["source"].startswith("cldr:en") and " " not in norm and norm.isascii()

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.geo import sources
-from audit.geo.lexicon import CASE_RULES
+from audit.geo.lexicon import CASE_RULES, RESTRICTION_EXCLUDED, RESTRICTION_PERSON
 from audit.geo.normalize import alias_norms, fold_diacritics, normalize_cased_array, search_pattern
 
 ANY_CASE, INITIAL = CASE_RULES.index("any"), CASE_RULES.index("initial")  # an entry's case rule indexes CASE_RULES
@@ -152,14 +152,9 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
     )
 
 
-# The restriction (``gazetteer_lexicon._word_restriction``) that makes a place name context-only as a person's name,
-# not as an English word or another proper noun: such a name written as a place is the place (``PLACE_NAME_IN_PROSE``).
-_PERSON_RESTRICTION = "person_name"
-_CURATED_RESTRICTION = "common_word_or_non_geographic"
-
-
 def _restricted_as_person(entries: pa.Table, norm: pa.Array, town: np.ndarray) -> np.ndarray:
-    """By entry: is it context-only as a person's name, a US Census given name or surname ("Decatur"), or as a
+    """By entry (its ``restriction``'s reason code, ``gazetteer_lexicon._word_restriction``): is it context-only as a
+    person's name, a US Census given name or surname ("Decatur"), or as a
     curated exclusion that is such a name ("Sofia")? Not: a word, another proper noun, a namesake, no restriction,
     and not a town (under 100,000 people) named like a place WordNet lists: that is most often the other place,
     larger and better known ("in Asia" is no town of the Philippines)."""
@@ -167,10 +162,10 @@ def _restricted_as_person(entries: pa.Table, norm: pa.Array, town: np.ndarray) -
         return np.zeros(entries.num_rows, dtype=bool)
     why = pc.fill_null(entries.column("restriction").combine_chunks(), "")
     given, surnames = sources.person_tokens()
-    curated = np.asarray(pc.starts_with(why, _CURATED_RESTRICTION))
+    curated = np.asarray(pc.starts_with(why, RESTRICTION_EXCLUDED))
     person = np.asarray(pc.is_in(norm, value_set=pa.array(sorted(given | surnames), pa.string())))
     elsewhere = town & np.asarray(pc.is_in(norm, value_set=pa.array(sorted(sources.wordnet_place_names()), pa.string())))
-    return (np.asarray(pc.starts_with(why, _PERSON_RESTRICTION)) | (curated & person)) & ~elsewhere
+    return (np.asarray(pc.starts_with(why, RESTRICTION_PERSON)) | (curated & person)) & ~elsewhere
 
 
 def _index_in(column: pa.ChunkedArray, values, field: str, missing: int | None = None) -> np.ndarray:

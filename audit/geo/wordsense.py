@@ -185,6 +185,16 @@ def collocations(wn: WordNet, aliases: set[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLLOCATION_COLUMNS)
 
 
+def _kinds(wn: WordNet, keys: set[str]) -> set[str]:
+    """The words of synsets ``keys``, lower case: the kinds a synset is, given its hypernym closure."""
+    return {_written(w).lower() for k in keys for w in wn.synsets[k].words}
+
+
+def _is_country_kind(wn: WordNet, key: str) -> bool:
+    """Is synset ``key`` a kind of country or state (``COUNTRY_KINDS``) by its hypernyms?"""
+    return bool(_kinds(wn, wn.hypernym_closure(key)) & COUNTRY_KINDS)
+
+
 # What a place in no country may be: a sea or an ocean, a continent, or a named region that is no political unit
 # ("Latin America" is directly a geographical area; a city or a province is one only through its own kind).
 NO_COUNTRY_KINDS = frozenset({"body_of_water", "continent"})
@@ -204,12 +214,9 @@ def places_in_no_country(wn: WordNet, countries: set[str], country_words: set[st
     words = sorted({w for s in wn.synsets.values() if s.key.startswith("n:") for w in s.words})
     norm_of = dict(zip(words, (fold_diacritics(n) for n in alias_norms([_written(w).replace("_", " ") for w in words]))))
 
-    def kinds(keys: set[str]) -> set[str]:
-        return {_written(w).lower() for k in keys for w in wn.synsets[k].words}
-
     def is_country(key: str) -> bool:
         syn = wn.synsets[key]
-        return any(norm_of.get(w) in countries for w in syn.words) and bool(kinds(wn.hypernym_closure(key)) & COUNTRY_KINDS)
+        return any(norm_of.get(w) in countries for w in syn.words) and _is_country_kind(wn, key)
 
     rows = []
     for norm, keys in sorted(_lemma_norms(wn).items()):
@@ -219,7 +226,8 @@ def places_in_no_country(wn: WordNet, countries: set[str], country_words: set[st
         senses = [s for k in keys if k.startswith("n:") for s in wn.senses[k] if wn.synsets[s].lexname in PLACE_SENSES]
         if not inside or not senses:
             continue
-        if not all(kinds(wn.hypernym_closure(s)) & NO_COUNTRY_KINDS or kinds(set(wn.synsets[s].hypernyms)) & NO_COUNTRY_DIRECT_KINDS
+        if not all(_kinds(wn, wn.hypernym_closure(s)) & NO_COUNTRY_KINDS
+                   or _kinds(wn, set(wn.synsets[s].hypernyms)) & NO_COUNTRY_DIRECT_KINDS
                    for s in senses):
             continue
         if any(is_country(k) for s in senses for k in wn.part_closure(s)):
@@ -277,11 +285,8 @@ def regional_demonyms(wn: WordNet, country_codes: dict[str, set[str]], demonyms:
         return fold_diacritics(alias_norms([_written(word).replace("_", " ")])[0])
 
     def country(key: str) -> str | None:
-        syn = wn.synsets[key]
-        codes = {c for w in syn.words for c in country_codes.get(norm(w), ())}
-        is_country = len(codes) == 1 and bool({_written(w).lower() for k in wn.hypernym_closure(key)
-                                                for w in wn.synsets[k].words} & COUNTRY_KINDS)
-        return next(iter(codes)) if is_country else None
+        codes = {c for w in wn.synsets[key].words for c in country_codes.get(norm(w), ())}
+        return next(iter(codes)) if len(codes) == 1 and _is_country_kind(wn, key) else None
 
     lower_words = {_written(w) for s in wn.synsets.values() for w in s.words if _written(w) == _written(w).lower()}
     rows = []

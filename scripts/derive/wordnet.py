@@ -93,10 +93,11 @@ def main() -> None:
     senses = wordsense.name_senses(wn, names)
     senses.to_csv(out / "wordnet_names.csv", index=False, lineterminator="\n")
     blockers = wordsense.collocations(wn, wordsense.matchable(aliases, senses))
-    countries, country_words = country_name_norms()
+    codes_and_demonyms = country_codes_and_demonyms()
+    countries, country_words = country_name_norms(codes_and_demonyms)
     blockers = pd.concat([blockers, wordsense.places_in_no_country(wn, countries, country_words, names)], ignore_index=True)
     blockers.to_csv(out / "wordnet_collocations.csv", index=False, lineterminator="\n")
-    wordsense.regional_demonyms(wn, *country_codes_and_demonyms()).to_csv(out / "wordnet_demonyms.csv", index=False,
+    wordsense.regional_demonyms(wn, *codes_and_demonyms).to_csv(out / "wordnet_demonyms.csv", index=False,
                                                                           lineterminator="\n")
     (out / "LICENSE_WordNet.txt").write_text(wordsense.WORDNET_NOTICE, encoding="utf-8")
     print(f"wrote {out}/wordnet_names.csv, wordnet_collocations.csv, wordnet_demonyms.csv, LICENSE_WordNet.txt")

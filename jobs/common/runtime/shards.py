@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 import traceback
@@ -306,8 +307,6 @@ def actors_needed(shards: list[Shard], task: ShardTask) -> int:
     Why: every actor pays the task's setup (a lexicon compile, a model load) before its first row, and
     ``local_rows`` is the work one process does in about that time. A 40-row rescan on a 16-CPU cluster
     starts one actor, not sixteen that each compile the lexicon for three rows."""
-    import math
-
     planned = [_planned(s) for s in shards]
     rows = sum(p for p in planned if p is not None)
     unsized = [s for s, p in zip(shards, planned) if p is None]
