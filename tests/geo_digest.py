@@ -65,6 +65,16 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   "hawaiian guitar", "venetian mask", "venetian blinds", unresolved before and after); of the 11,350 development
   sentences 4 changed, 3 unresolved → a country by a regional demonym (1 "Texan" → US, 2 "Abkhaz" → GE, all right)
   and 1 only its matches (GE corroborated before and after). ``paper`` and ``extended`` decide as before.
+* issue 32, GeoNames' alternate names of the places of 15,000+ people where they name nothing else, at the
+  ``alternate_name`` tier, never in capitals (``gazetteer.alternate_names``, ``gazetteer_lexicon._alternates``; the
+  WordNet and census tables re-derived to cover them; lexicon rebuilt, 222,988 → 306,760 entries; the tier counts of
+  every evidence digest gain the ``alternate_name`` key), ``gazetteer`` only: of the 40,847 shipped captions 3
+  changed, all "Queens Bronx" road signs (unresolved → US corroborated, right); of the 11,350 development sentences
+  17 changed: 6 unresolved → a country (5 right: "Jbeil" → LB, "Cookville" twice and "Muscogee and Harris counties"
+  → US, "Ludwigshafen" → DE; 1 wrong: "South Island" → US, which is New Zealand's), 1 ambiguous → DE and 1 IQ by a
+  demonym → DE ("Ludwigshafen", gold DE and IQ), 5 the same country on stronger evidence (corroborated by "Bronx",
+  "Jbeil", "Penacook"), 1 single → majority and 3 only their matches ("Kiev", "Quebec City", "Livni").
+  ``paper`` and ``extended`` decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

@@ -11,4 +11,5 @@ PROFILE_NOTES = {
     "gazetteer": "small places, counties, state codes and postcodes, with evidence tiers",
 }
 # evidence tiers of the gazetteer, strongest first (``audit.geo.evidence`` assigns them)
-TIERS = ("corroborated", "country_region_address", "town_after_locative", "large_city", "bare_town", "village", "demonym")
+TIERS = ("corroborated", "country_region_address", "town_after_locative", "large_city", "bare_town", "village", "alternate_name",
+         "demonym")

@@ -12,7 +12,10 @@ turns a record below the chosen tier into ``unresolved``:
 6. ``village`` — one place of fewer than 1,000 people (GeoNames' ``cities500`` beyond ``cities1000``),
    with or without a locative ("a week in Vougeot"): the gazetteer's widest net, kept apart so
    ``--min-evidence bare_town`` leaves it out.
-7. ``demonym`` — one adjective of nationality ("Danish style sideboard").
+7. ``alternate_name`` — one place by a name GeoNames lists among its other names and nothing else names
+   ("Bangalore" for Bengaluru, "Genf" for Geneva): the names of any language, with no language tag, kept
+   apart so ``--min-evidence village`` leaves them out.
+8. ``demonym`` — one adjective of nationality ("Danish style sideboard").
 
 The gazetteer's decision: places outrank demonyms. A country's place score is 4 per country,
 region, code or address alias, 3 per large city, 2 per small place; the highest place score wins, a
@@ -258,14 +261,16 @@ def is_locative(previous: list[str]) -> bool:
     return word in LOCATIVES
 
 
-def tier_of(match_types: list[str], locative: bool, village: bool = False) -> str:
+def tier_of(match_types: list[str], locative: bool, village: bool = False, alternate: bool = False) -> str:
     """The tier of a winning country from its distinct supporting aliases' match types (``village``:
-    its one town has fewer than ``VILLAGE_POPULATION`` people)."""
+    its one town has fewer than ``VILLAGE_POPULATION`` people; ``alternate``: it is named by an alternate name)."""
     if len(match_types) >= 2:
         return "corroborated"
     (mtype,) = match_types
     if mtype in ("country", "region", "code", "address"):
         return "country_region_address"
+    if mtype in ("city", "town") and alternate:
+        return "alternate_name"
     if mtype == "city":
         return "large_city"
     if mtype == "town":

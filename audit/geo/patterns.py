@@ -7,7 +7,8 @@ whole columns: Arrow kernels map the fields, normalize the cased forms and group
 pattern, and a pattern's entries become Python tuples only when a caption first matches it.
 
 An entry is the tuple ``(alias_norm, country index, match type index, pair_only, context_only,
-case rule index, admin1 codes, population)``. Names that match in any case are searched in
+case rule index, admin1 codes, population, alternate)`` (``alternate``: the name is one of GeoNames' alternate
+names of the place, the ``alternate_name`` tier). Names that match in any case are searched in
 lower-cased text (``lower``); names that count only when capitalised are searched in the text as
 written (``cased``): each spelling of the name as written, with an initial capital, and in
 capitals. A pattern's entries are the entries of every name it spells, in lexicon order; an
@@ -23,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.geo import sources
-from audit.geo.lexicon import CASE_RULES, RESTRICTION_EXCLUDED, RESTRICTION_PERSON
+from audit.geo.lexicon import ALTERNATE_SOURCE, CASE_RULES, RESTRICTION_EXCLUDED, RESTRICTION_PERSON
 from audit.geo.normalize import alias_norms, fold_diacritics, normalize_cased_array, search_pattern
 
 ANY_CASE, INITIAL = CASE_RULES.index("any"), CASE_RULES.index("initial")  # an entry's case rule indexes CASE_RULES
@@ -42,7 +43,7 @@ class PatternEntries(dict):
             raise KeyError(pid)
         f = self._fields
         # two spellings of one place ("Saint-Denis", "Saint Denis") are one entry, counted once
-        out = list(dict.fromkeys((f[0][r], f[1][r], f[2][r], f[3][r], f[4][r], f[5][r], f[6][r], f[7][r])
+        out = list(dict.fromkeys((f[0][r], f[1][r], f[2][r], f[3][r], f[4][r], f[5][r], f[6][r], f[7][r], f[8][r])
                                  for r in self._rows[self._offsets[pid]:self._offsets[pid + 1]].tolist()))
         self[pid] = out
         return out
@@ -94,7 +95,8 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
     n_lower = len(lower_literal.dictionary)
 
     # cased patterns: the forms of every capitalised-only name, deduplicated per (name, form)
-    form_table = _cased_forms(entries, ~any_case[norm_id], norm_id)
+    alternate = _alternate(entries)
+    form_table = _cased_forms(entries, ~any_case[norm_id], norm_id, np.asarray(alternate, dtype=bool))
     forms = form_table.column("form").combine_chunks().dictionary_encode()
     form_name = form_table.column("name").to_numpy()
     form_upper = form_table.column("upper").to_numpy()
@@ -140,7 +142,7 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
     named = np.unique(pid * (len(countries) + 1) + code[rows] + 1)  # (pattern, country) pairs
     named_pid, named_country = named // (len(countries) + 1), named % (len(countries) + 1) - 1
     fields = [norm.to_pylist(), code.tolist(), mtype.tolist(), pair.tolist(), ctx.tolist(), case.tolist(),
-              _admin1_sets(entries), _int(entries, "population")]
+              _admin1_sets(entries), _int(entries, "population"), alternate]
     return Patterns(
         countries=countries,
         lower=pc.cast(lower_literal.dictionary, pa.binary()).to_pylist(),
@@ -182,6 +184,13 @@ def _flag(entries: pa.Table, name: str) -> np.ndarray:
     return pc.fill_null(entries.column(name), False).to_numpy()
 
 
+def _alternate(entries: pa.Table) -> list[bool]:
+    """By entry: is its name one of GeoNames' alternate names of its place (``ALTERNATE_SOURCE``)?"""
+    if "source" not in entries.column_names:
+        return [False] * entries.num_rows
+    return pc.fill_null(pc.starts_with(entries.column("source"), ALTERNATE_SOURCE), False).to_pylist()
+
+
 def _int(entries: pa.Table, name: str) -> list[int]:
     if name not in entries.column_names:
         return [0] * entries.num_rows
@@ -204,25 +213,28 @@ def _admin1_sets(entries: pa.Table) -> list[frozenset]:
     return [sets[i] for i in pc.fill_null(enc.indices, len(sets) - 1).to_numpy().tolist()]
 
 
-def _cased_forms(entries: pa.Table, capitalised: np.ndarray, norm_id: np.ndarray) -> pa.Table:
+def _cased_forms(entries: pa.Table, capitalised: np.ndarray, norm_id: np.ndarray, alternate: np.ndarray) -> pa.Table:
     """(name, form, upper) for every distinct (name, search literal) of the capitalised-only names,
     ``upper`` when one of the spellings giving it is all capitals. Each spelling as written, title-cased
     and in capitals (Python's own ``str.title``/``str.upper``), normalized like captions in one call;
     a literal is the normalized body with one space kept at each end (the body's separators are
-    exactly ``normalize.SEP``, as in ``search_pattern``)."""
+    exactly ``normalize.SEP``, as in ``search_pattern``). A place's alternate name (``alternate``) has no
+    all-capitals form: GeoNames lists it in any language, and in capitals it is an acronym far more often
+    than that spelling of the place ("IRNA", the news agency, is no "Irna" of Italy)."""
     rows = np.flatnonzero(capitalised)
     spellings = pa.table({"name": norm_id[rows], "alias": entries.column("alias").take(pa.array(rows)),
-                          "norm": entries.column("alias_norm").take(pa.array(rows))})
-    spellings = spellings.group_by(["name", "alias", "norm"], use_threads=False).aggregate([])
+                          "norm": entries.column("alias_norm").take(pa.array(rows)), "alternate": alternate[rows]})
+    spellings = spellings.group_by(["name", "alias", "norm"], use_threads=False).aggregate([("alternate", "all")])
     names = spellings.column("name").to_numpy()
     aliases = spellings.column("alias").to_pylist()
+    own = ~spellings.column("alternate_all").to_numpy(zero_copy_only=False)
     # A name's forms are spellings of it: the "+folded" entry of "Ålesund" is the name "alesund", written
     # "Alesund" in a caption, not "Ålesund" (that is the other entry's name).
     as_name = pa.array(alias_norms(aliases), pa.string())
     other = np.flatnonzero(np.asarray(pc.not_equal(as_name, spellings.column("norm"))))
     for i in other.tolist():
         aliases[i] = fold_diacritics(aliases[i])
-    texts = [a.upper() for a in aliases] + aliases + [a.title() for a in aliases]
+    texts = [a.upper() if o else "" for a, o in zip(aliases, own.tolist())] + aliases + [a.title() for a in aliases]
     bodies = pc.utf8_trim(normalize_cased_array(pa.array(texts, pa.string())), " ")
     table = pa.table({
         "name": np.tile(names, 3),

@@ -85,7 +85,7 @@ _PAIR_TAILS = frozenset({_T["region"], _T["code"], _T["country"]})
 _SINGLE, _MAJORITY, _AMBIGUOUS = (OUTCOMES.index(o) for o in ("single_country", "weighted_majority", "ambiguous"))
 # A record decided by one alias of one type: its score and its tier (without, with a locative before it)
 _LONE_WEIGHT = tuple(1 if t == "demonym" else PLACE_WEIGHTS.get(t, 0) for t in ALL_MATCH_TYPES)
-_VILLAGE = TIER_RANK["village"]
+_VILLAGE, _ALTERNATE = TIER_RANK["village"], TIER_RANK["alternate_name"]
 _LONE_TIER = tuple((TIER_RANK[tier_of([t], False)], TIER_RANK[tier_of([t], True)]) for t in ALL_MATCH_TYPES)
 # The token after every hit is compared with the street types at once, as fixed-width byte keys.
 _STREET_WIDTH = max(map(len, STREET_TYPES)) + 1  # a street type and the space after it
@@ -362,9 +362,10 @@ class CountryResolver:
             if len(hits) == 1:
                 alone = [e for e in hits[0].entries if not (e[3] or e[4])]
                 if len(alone) == 1:  # the common case: one name, one country
-                    (norm, code, mtype, *_, population), = alone
-                    if mtype == _TOWN and (population or 0) < VILLAGE_POPULATION:
-                        return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _VILLAGE), sorted(fired)
+                    (norm, code, mtype, *_, population, alternate), = alone
+                    if alternate or (mtype == _TOWN and (population or 0) < VILLAGE_POPULATION):
+                        tier = _ALTERNATE if alternate else _VILLAGE
+                        return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], tier), sorted(fired)
                     locative = mtype == _TOWN and is_locative(_tokens_before(lower, rec_start, hits[0].start))
                     return [(norm, code, mtype)], (code, _SINGLE, _LONE_WEIGHT[mtype], _LONE_TIER[mtype][locative]), sorted(fired)
         if len(hits) > 1:
@@ -376,7 +377,7 @@ class CountryResolver:
         for a in addresses:
             code = self._code_index(a.country)
             if code >= 0:
-                hits.append(_Hit(a.alias, -1, -1, [(a.alias, code, _ADDRESS, False, False, 0, frozenset(), 0)], -1, paired=True))
+                hits.append(_Hit(a.alias, -1, -1, [(a.alias, code, _ADDRESS, False, False, 0, frozenset(), 0, False)], -1, paired=True))
         _agree(hits, fired)
         hits = [h for h in hits if h.entries]
         if not hits:
@@ -401,15 +402,16 @@ class CountryResolver:
         if len(leaders) > 1:
             return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1), sorted(fired)
         winner = leaders[0]
-        distinct, town, town_population = set(), None, 0  # the winner's distinct (type, alias), its first town
+        distinct, town, town_population, town_alternate = set(), None, 0, False  # the winner's distinct (type, alias), its first town
         for h in hits:
             for e in h.entries:
                 if e[1] == winner:
                     distinct.add((e[2], h.alias))
-                    if town is None and e[2] == _TOWN:
-                        town, town_population = h, e[7] or 0
+                    if town is None and (e[2] == _TOWN or e[8]):
+                        town, town_population, town_alternate = h, e[7] or 0, e[8]
         locative = town is not None and is_locative(_tokens_before(lower, rec_start, town.start))
-        tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative, town is not None and town_population < VILLAGE_POPULATION)
+        tier = tier_of([ALL_MATCH_TYPES[t] for t, _ in distinct], locative, town is not None and town_population < VILLAGE_POPULATION,
+                       town_alternate)
         outcome = _SINGLE if len(place.keys() | demonym.keys()) == 1 else _MAJORITY
         return kept, (winner, outcome, place.get(winner, 0) + demonym.get(winner, 0), TIER_RANK[tier]), sorted(fired)
 

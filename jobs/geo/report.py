@@ -36,14 +36,14 @@ DEFINITIONS = [
     ("weighted R²", "the same fit weighted by each country's resolved records (statsmodels WLS)."),
     ("evidence tier", "how a country's records were found, strongest first: two names that agree (corroborated); a country, "
                       "region, state code or address; a small town after 'in/at/near'; a large city; a bare small town; "
-                      "a demonym only. Each country row gives its records per tier."),
+                      "a village; a place by another of its names; a demonym only. Each country row gives its records per tier."),
     ("corrected share", "with --calibration: the country's estimated share of the captions that name a country, corrected "
                         "for what the resolver misses and misplaces (matrix misclassification correction by region, "
                         "docs/geo.md), with its bootstrap interval over the calibration sample and the corpus counts."),
 ]
 TIER_HEADERS = {"corroborated": "corroborated", "country_region_address": "country, region or address",
                 "town_after_locative": "town after 'in/at'", "large_city": "large city", "bare_town": "bare town",
-                "village": "village (< 1,000 people)",
+                "village": "village (< 1,000 people)", "alternate_name": "a place's other name",
                 "demonym": "demonym"}
 SMALL_FIT = 30  # countries: below this a correlation's bootstrap interval spans much of [-1, 1]
 

@@ -368,3 +368,57 @@ def test_regional_demonyms_locate_and_their_fixed_phrases_do_not():
         "Hiking in the Bavarian alps", "A man wearing a Hawaiian shirt", "Venetian plaster walls in a hallway",
         "Siberian husky puppy on a sofa"])).country.to_pylist()
     assert got == ["AU", "IT", "DE", None, None, None]
+
+
+def test_a_place_is_found_by_its_other_names_where_they_name_nothing_else():
+    """The shipped gazetteer: GeoNames' alternate names of its places of 15,000+ people ("Bangalore" for Bengaluru,
+    "Genf" for Geneva, "Ludwigshafen" for Ludwigshafen am Rhein) decide at their own tier, which ``--min-evidence
+    village`` leaves out; written in capitals they are acronyms ("IRNA", the news agency, is no "Irna" of Italy);
+    and an alternate name that is another place's own name takes nothing from it ("Rome", also listed for
+    Romeo, Michigan)."""
+    from tests.geo_compiled import resolver
+
+    texts = ["Modular kitchen showroom in Bangalore", "Old town of Genf at dusk", "Christmas market in Ludwigshafen",
+             "BANGALORE SKYLINE", "the state news agency IRNA reported", "Evening walk in Rome"]
+    got = resolver("gazetteer").resolve(pa.array(texts))
+    assert got.country.to_pylist() == ["IN", "CH", "DE", None, None, "IT"]
+    assert got.tier.cast(pa.string()).to_pylist()[:3] == ["alternate_name"] * 3
+    strict = resolver("gazetteer", min_evidence="village").resolve(pa.array(texts))
+    assert strict.country.to_pylist() == [None, None, None, None, None, "IT"]
+
+
+def test_alternate_names_fill_gaps_only(monkeypatch):
+    """``_alternates`` by hand: a name another place, a country or a demonym already has is no gap, nor is one whose
+    diacritic-free form is ("Bône" for Annaba is "bone"); a code or a short name is dropped as any alias."""
+    from audit.geo import gazetteer, gazetteer_lexicon
+    from audit.geo.lexicon import ALTERNATE_SOURCE
+
+    alts = pd.DataFrame([("Bangalore", "IN", "city", ALTERNATE_SOURCE, 8_495_492, None),
+                         ("Rome", "US", "town", ALTERNATE_SOURCE, 3_800, None),  # Roma's own name
+                         ("Bône", "DZ", "city", ALTERNATE_SOURCE, 342_703, None),  # "bone": a town's below
+                         ("Swedes", "US", "town", ALTERNATE_SOURCE, 20_000, None),  # a demonym
+                         ("Ufa", "RU", "city", ALTERNATE_SOURCE, 1_120_547, None)],  # under 4 letters
+                        columns=gazetteer.PLACE_COLUMNS)
+    monkeypatch.setattr(gazetteer, "alternate_names", lambda: alts)
+    monkeypatch.setattr(gazetteer, "namesake_places", lambda: iter([("Rome", "IT", 2_318_895)]))
+    cand = pd.DataFrame({"alias_norm": ["bone"]})
+    kept, dropped = gazetteer_lexicon._alternates(cand, pd.Series(["swedes"]), 4)
+    assert set(kept["alias_norm"]) == {"bangalore"}
+    why = dict(zip(dropped["alias_norm"], dropped["reason"]))
+    assert why["rome"] == why["bone"] == why["swedes"] == "alternate_name_of_another_place_or_country"
+    assert why["bône"] == "alternate_name_of_another_place_or_country (folded)"
+    assert why["ufa"].startswith("short_ascii_alias")
+
+
+def test_alternate_names_are_owned_capitalised_and_shared_with_no_other_entry(built, entries):
+    """Every alternate name kept counts alone (its country owns it, it is no word or person's name), must be written
+    capitalised, and is no name of any other entry; those that fail are in the rejected table with their reason."""
+    from audit.geo.lexicon import ALTERNATE_SOURCE
+
+    alt = entries["source"].str.startswith(ALTERNATE_SOURCE)
+    assert alt.sum() > 50_000
+    assert not entries.loc[alt, "context_only"].any() and (entries.loc[alt, "case_rule"] == "initial").all()
+    assert not set(entries.loc[alt, "alias_norm"]) & set(entries.loc[~alt, "alias_norm"])
+    for norm, reason in [("baha", "alternate_name_not_owned: english_name_of_something_else"),  # Baha'i, not Al Bahah
+                         ("soul", "alternate_name_not_owned: common_english_word")]:  # Seoul's, in Portuguese
+        assert any(r.startswith(reason) for r in built.rejected.loc[built.rejected["alias_norm"] == norm, "reason"]), norm

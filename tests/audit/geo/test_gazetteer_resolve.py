@@ -143,7 +143,8 @@ def test_min_evidence_is_the_high_precision_operating_point(gazetteer):
     assert strict.tier.cast(pa.string()).to_pylist() == full.tier.cast(pa.string()).to_pylist()  # tiers stay recorded
     assert (full.below_min_evidence, strict.below_min_evidence) == (0, 2)
     assert strict.tier_counts == full.tier_counts == {"corroborated": 1, "country_region_address": 1, "town_after_locative": 0,
-                                                      "large_city": 0, "bare_town": 1, "village": 0, "demonym": 1}
+                                                      "large_city": 0, "bare_town": 1, "village": 0, "alternate_name": 0,
+                                                          "demonym": 1}
     with pytest.raises(ValueError, match="min_evidence"):
         gazetteer.at_min_evidence("strong")
 
@@ -176,9 +177,9 @@ def test_the_three_fixes_in_the_extended_profile(extended):
 
 def test_tier_and_locative_rules_by_hand():
     assert tier_of(["town", "code"], False) == "corroborated"
-    singles = [("address", False, False), ("town", True, False), ("city", False, False), ("town", False, False),
-               ("town", True, True), ("demonym", False, False)]
-    assert [tier_of([t], loc, village) for t, loc, village in singles] == list(TIERS[1:])
+    singles = [("address", False, False, False), ("town", True, False, False), ("city", False, False, False),
+               ("town", False, False, False), ("town", True, True, False), ("town", True, False, True), ("demonym", False, False, False)]
+    assert [tier_of([t], loc, village, alternate) for t, loc, village, alternate in singles] == list(TIERS[1:])
     assert is_locative(["a", "cabin", "in"]) and is_locative(["the", "town", "of"]) and not is_locative(["mayor", "of"])
     assert not is_locative([])
 

@@ -37,7 +37,7 @@ def test_any_case_names_are_searched_lower_and_capitalised_ones_as_written():
     # a town: as written (= title-cased) and in capitals; a code: in capitals only ("Tx" is no form of TX)
     assert sorted(p.cased) == [b" KERRVILLE ", b" Kerrville ", b" TX "]
     found = by_literal(p)
-    assert found[b" TX "] == [("tx", 0, T["code"], True, False, 2, frozenset({"US-TX"}), 0)]
+    assert found[b" TX "] == [("tx", 0, T["code"], True, False, 2, frozenset({"US-TX"}), 0, False)]
     assert [e[2] for e in found[b" Kerrville "]] == [T["town"]] == [e[2] for e in found[b" KERRVILLE "]]
     anchor = dict(zip(p.lower + p.cased, p.anchor.tolist()))
     assert anchor == {b" texas ": True, b" KERRVILLE ": True, b" Kerrville ": True, b" TX ": False}  # a lone code decides nothing
