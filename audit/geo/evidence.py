@@ -51,6 +51,10 @@ Named rules that read case and context (each tested in tests/audit/geo/test_evid
   business named after its founder). Names context-only as another proper noun (WordNet: "Congress",
   "Christmas") gain nothing either: an institution or a holiday is written after "in" and "at" as a place
   is. Why: a person is not written after "in"; the place named after one is.
+* ``PLACE_NAME_AS_LABEL`` — the same lift for such a town or city set apart as a label, as ``NAME_AS_LABEL`` reads
+  one (closing the record after a comma or a dash, or alone in parentheses): "Living room | Molly's Cottage,
+  Knighton", "Office space - Muncy". The possessive, the given names that are as often words and the names of
+  several countries are left alone as above.
 * ``NAME_AS_LABEL`` — the same lift for a country name set apart as a label in the text as written:
   alone in parentheses ("…Jewelry Gifts(China)", "(China (Mainland))": a marketplace's origin label)
   or closing the record after a comma or a dash ("Sunset from the beach, Palau"). Why: a label, like
@@ -85,6 +89,7 @@ STREET_TYPES = frozenset({
 
 NAME_IN_PROSE = "name_in_prose"
 PLACE_NAME_IN_PROSE = "place_name_in_prose"
+PLACE_NAME_AS_LABEL = "place_name_as_label"
 NAME_AS_LABEL = "name_as_label"
 NAME_IN_TRADE_PHRASE = "name_in_trade_phrase"
 # Nouns of the trade after a country's name: the listing says where the goods are made ("China Suppliers").

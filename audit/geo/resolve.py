@@ -46,6 +46,7 @@ from audit.geo.evidence import (
     NAME_IN_TRADE_PHRASE,
     NAMED_COUNTRY_BREAKS_TIE,
     PERSON_NAME,
+    PLACE_NAME_AS_LABEL,
     PLACE_NAME_IN_PROSE,
     PLACE_WEIGHTS,
     STATE_CODE_PICKS_NAMESAKE,
@@ -348,11 +349,12 @@ class CountryResolver:
                     fired.add(rule)
                     entries = lifted
             if (self._person_named_place[pid] and entries and cased is not None
-                    and _written_as_name(lower, cased, rec_start, rec_end, start, end)
                     and _next_token(lower, end, rec_end) != "s"):  # "at Macy's": a business, named after a person
-                lifted = place_name_in_prose(entries, entries[0][0])
+                rule = (PLACE_NAME_IN_PROSE if _written_as_name(lower, cased, rec_start, rec_end, start, end) else
+                        PLACE_NAME_AS_LABEL if _written_as_label(lower, cased, start, end, written_text, rec) else None)
+                lifted = place_name_in_prose(entries, entries[0][0]) if rule else entries
                 if lifted is not entries:
-                    fired.add(PLACE_NAME_IN_PROSE)
+                    fired.add(rule)
                     entries = lifted
             if entries:
                 hits.append(_Hit(entries[0][0], start, end, entries, pid))

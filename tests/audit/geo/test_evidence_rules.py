@@ -195,6 +195,17 @@ def test_place_name_in_prose_counts_a_place_named_like_a_person_written_as_a_pla
     assert all("place_name_in_prose" in r for r in rules)
 
 
+def test_place_name_as_label_counts_a_place_named_like_a_person_closing_the_record(gazetteer):
+    # PLACE_NAME_AS_LABEL: "Worthington" and "Newberry" (census surnames) closing a listing after a comma or a dash,
+    # or in parentheses, are its place; the person in the prose, the namesakes and the possessive are not
+    texts = ["Three bedroom farmhouse for sale, Worthington", "Sunny loft with a view - Newberry",
+             "Wedding photos at the old mill (Newberry)", "Photo by Ellen Worthington", "Summer fair, Manchester",
+             "Lunch with friends - Macy's"]
+    assert countries(gazetteer, texts) == ["US", "US", "US", None, None, None]
+    rules = gazetteer.resolve(pa.array(texts), with_matches=True).rules.to_pylist()
+    assert all("place_name_as_label" in r for r in rules[:3]) and not any("place_name_as_label" in r for r in rules[3:])
+
+
 def test_place_name_in_prose_leaves_the_person_the_word_the_business_and_the_namesakes_alone(gazetteer):
     assert countries(gazetteer, [
         "Sofia Coppola's new film",  # the person: no locative
