@@ -29,7 +29,7 @@ import pandas as pd
 import pycountry
 
 from audit.geo import sources
-from audit.geo.lexicon import ALTERNATE_SOURCE
+from audit.geo.sources import ALTERNATE_SOURCE
 
 NAMESAKE_SHARE = 0.9
 # Tier boundary between a large city and a small place: the 1887 International Statistical

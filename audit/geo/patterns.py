@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.geo import sources
-from audit.geo.lexicon import ALTERNATE_SOURCE, CASE_RULES, RESTRICTION_EXCLUDED, RESTRICTION_PERSON
+from audit.geo.lexicon import CASE_RULES, RESTRICTION_EXCLUDED, RESTRICTION_PERSON
 from audit.geo.normalize import alias_norms, fold_diacritics, normalize_cased_array, search_pattern
 
 ANY_CASE, INITIAL = CASE_RULES.index("any"), CASE_RULES.index("initial")  # an entry's case rule indexes CASE_RULES
@@ -185,10 +185,10 @@ def _flag(entries: pa.Table, name: str) -> np.ndarray:
 
 
 def _alternate(entries: pa.Table) -> list[bool]:
-    """By entry: is its name one of GeoNames' alternate names of its place (``ALTERNATE_SOURCE``)?"""
+    """By entry: is its name one of GeoNames' alternate names of its place (``sources.ALTERNATE_SOURCE``)?"""
     if "source" not in entries.column_names:
         return [False] * entries.num_rows
-    return pc.fill_null(pc.starts_with(entries.column("source"), ALTERNATE_SOURCE), False).to_pylist()
+    return pc.fill_null(pc.starts_with(entries.column("source"), sources.ALTERNATE_SOURCE), False).to_pylist()
 
 
 def _int(entries: pa.Table, name: str) -> list[int]:

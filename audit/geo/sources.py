@@ -42,6 +42,8 @@ def canonical_names() -> dict[str, str]:
 
 
 # wordfreq's Zipf frequency at or above which a word is a frequent English word (about once in a million words)
+# The source of a place's other names (GeoNames' ``alternatenames``): they decide at the ``alternate_name`` tier.
+ALTERNATE_SOURCE = "geonames:alternate"
 ENGLISH_WORD_ZIPF = 3.0
 
 

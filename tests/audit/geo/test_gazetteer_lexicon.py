@@ -391,7 +391,7 @@ def test_alternate_names_fill_gaps_only(monkeypatch):
     """``_alternates`` by hand: a name another place, a country or a demonym already has is no gap, nor is one whose
     diacritic-free form is ("Bône" for Annaba is "bone"); a code or a short name is dropped as any alias."""
     from audit.geo import gazetteer, gazetteer_lexicon
-    from audit.geo.lexicon import ALTERNATE_SOURCE
+    from audit.geo.sources import ALTERNATE_SOURCE
 
     alts = pd.DataFrame([("Bangalore", "IN", "city", ALTERNATE_SOURCE, 8_495_492, None),
                          ("Rome", "US", "town", ALTERNATE_SOURCE, 3_800, None),  # Roma's own name
@@ -413,7 +413,7 @@ def test_alternate_names_fill_gaps_only(monkeypatch):
 def test_alternate_names_are_owned_capitalised_and_shared_with_no_other_entry(built, entries):
     """Every alternate name kept counts alone (its country owns it, it is no word or person's name), must be written
     capitalised, and is no name of any other entry; those that fail are in the rejected table with their reason."""
-    from audit.geo.lexicon import ALTERNATE_SOURCE
+    from audit.geo.sources import ALTERNATE_SOURCE
 
     alt = entries["source"].str.startswith(ALTERNATE_SOURCE)
     assert alt.sum() > 50_000
