@@ -13,6 +13,11 @@ Rules, each a reason in the rejected table (``benchaudit geo lexicon --profile g
   on the curated exclusion list (``context_only: common_word_or_non_geographic``).
 * **Villages.** A town of fewer than 1,000 people (GeoNames' ``cities500`` beyond ``cities1000``)
   that would be context-only is dropped instead (``village_not_owning_its_name: …``).
+* **Alternate names.** GeoNames' other names of its places of ≥ 15,000 people ("Bangalore", "Genf") fill gaps
+  only: one that is another place's, region's or country's name is dropped
+  (``alternate_name_of_another_place_or_country``), and so is one that is a word, a person's name, an English
+  name of something else or not its country's own (``alternate_name_not_owned: …``). The rest decide at the
+  ``alternate_name`` tier, written capitalised and never in capitals.
 * **Capitals.** A town (a place under 100,000 people, not a capital) and every context-only name must
   appear capitalised in the original text; national capitals, large cities of the ``paper`` profile
   and first-level regions of at least 100,000 (expected) people match in any case, as in
