@@ -236,9 +236,9 @@ def name_in_prose(entries: list[tuple], country_type: int, region_type: int) -> 
 
 
 def place_name_in_prose(entries: list[tuple], name: str) -> list[tuple]:
-    """``PLACE_NAME_IN_PROSE``, for a town or city name written as a place whose every entry is context-only as a
-    person's name: its entries made to count alone when they lie in one country and the name is no
-    ``GIVEN_NAME_WORDS`` word, else unchanged. (An entry is ``(alias_norm, country, type, pair_only,
+    """The lift of ``PLACE_NAME_IN_PROSE`` and ``PLACE_NAME_AS_LABEL``, for a town or city name written as a place
+    or a label whose every entry is context-only as a person's name: its entries made to count alone when they lie
+    in one country and the name is no ``GIVEN_NAME_WORDS`` word, else unchanged. (An entry is ``(alias_norm, country, type, pair_only,
     context_only, ...)``; ``name`` is the name lower-cased.)"""
     if name in GIVEN_NAME_WORDS or len({e[1] for e in entries}) != 1:
         return entries

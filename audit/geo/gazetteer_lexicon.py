@@ -31,6 +31,7 @@ Rules, each a reason in the rejected table (``benchaudit geo lexicon --profile g
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -101,15 +102,22 @@ def _reject_reason(norm: str, match_type: str, source: str, min_letters: int) ->
     return None
 
 
+def _namesake_forms() -> Iterator[tuple[set[str], str, int]]:
+    """({its name, normalized, and that without diacritics}, alpha2, population) of every GeoNames place in the
+    namesake pool (``gazetteer.namesake_places``)."""
+    names, codes, pops = zip(*gazetteer.namesake_places())
+    for norm, code, pop in zip(alias_norms(list(names)), codes, pops):
+        yield {norm, fold_diacritics(norm)}, code, int(pop)
+
+
 def _namesake_pool(places: pd.DataFrame, countries: pd.DataFrame) -> dict[str, dict[str, int]]:
     """alias_norm → country → summed population of every place or country of that name."""
     pool: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     seen: set[tuple[str, str, int]] = set()  # (name, country, population): a place counted once under each name
-    names, codes, pops = zip(*gazetteer.namesake_places())
-    for norm, code, pop in zip(alias_norms(list(names)), codes, pops):
-        for form in {norm, fold_diacritics(norm)}:
+    for forms, code, pop in _namesake_forms():
+        for form in forms:
             pool[form][code] += pop
-            seen.add((form, code, int(pop)))
+            seen.add((form, code, pop))
     # The other names the places are matched by ("St. Petersburg" for Saint Petersburg, a capital's listed name) are
     # theirs too: without them the Russian city would own no share of "st petersburg" and the Floridian one all of it.
     towns = places[places["match_type"].isin(["city", "town"]) & places["population"].notna()]
@@ -141,8 +149,7 @@ def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded:
         return None  # the rest applies to small places, whose own sense is the rarer one
     if norm in people:
         return f"{RESTRICTION_PERSON} (US Census 1990 given name or surname, >= {PERSON_NAME_MIN_PCT}% of people)"
-    place_first = row is not None and row[2] in wordsense.PLACE_SENSES and row[3] == "proper"
-    if " " not in norm and norm.isascii() and not place_first and english_zipf(norm) >= ENGLISH_WORD_ZIPF:
+    if " " not in norm and norm.isascii() and not _place_first(row) and english_zipf(norm) >= ENGLISH_WORD_ZIPF:
         return f"frequent_english_word (wordfreq Zipf >= {ENGLISH_WORD_ZIPF}, not a WordNet place)"
     return None
 
@@ -158,8 +165,7 @@ def _alternates(cand: pd.DataFrame, named: pd.Series, min_letters: int) -> tuple
     spelling may be an English word or name ("Bône" for Annaba folds to "bone", "Söul" for Seoul to "soul"), and
     one that is, or that its country does not own, is dropped, as a village's."""
     alts = _with_norms(gazetteer.alternate_names())
-    names = [n for n, _, _ in gazetteer.namesake_places()]
-    taken = set(cand["alias_norm"]) | set(named) | {f for n in alias_norms(names) for f in (n, fold_diacritics(n))}
+    taken = set(cand["alias_norm"]) | set(named) | {f for forms, _, _ in _namesake_forms() for f in forms}
     reason = [_reject_reason(n, t, s, min_letters) or ("alternate_name_of_another_place_or_country" if n in taken else None)
               for n, t, s in zip(alts["alias_norm"], alts["match_type"], alts["source"])]
     alts = alts.assign(reason=reason)

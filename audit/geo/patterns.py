@@ -96,7 +96,7 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
 
     # cased patterns: the forms of every capitalised-only name, deduplicated per (name, form)
     alternate = _alternate(entries)
-    form_table = _cased_forms(entries, ~any_case[norm_id], norm_id, np.asarray(alternate, dtype=bool))
+    form_table = _cased_forms(entries, ~any_case[norm_id], norm_id, alternate)
     forms = form_table.column("form").combine_chunks().dictionary_encode()
     form_name = form_table.column("name").to_numpy()
     form_upper = form_table.column("upper").to_numpy()
@@ -142,7 +142,7 @@ def compile_patterns(entries: pa.Table, match_types: tuple[str, ...]) -> Pattern
     named = np.unique(pid * (len(countries) + 1) + code[rows] + 1)  # (pattern, country) pairs
     named_pid, named_country = named // (len(countries) + 1), named % (len(countries) + 1) - 1
     fields = [norm.to_pylist(), code.tolist(), mtype.tolist(), pair.tolist(), ctx.tolist(), case.tolist(),
-              _admin1_sets(entries), _int(entries, "population"), alternate]
+              _admin1_sets(entries), _int(entries, "population"), alternate.tolist()]
     return Patterns(
         countries=countries,
         lower=pc.cast(lower_literal.dictionary, pa.binary()).to_pylist(),
@@ -184,11 +184,11 @@ def _flag(entries: pa.Table, name: str) -> np.ndarray:
     return pc.fill_null(entries.column(name), False).to_numpy()
 
 
-def _alternate(entries: pa.Table) -> list[bool]:
+def _alternate(entries: pa.Table) -> np.ndarray:
     """By entry: is its name one of GeoNames' alternate names of its place (``sources.ALTERNATE_SOURCE``)?"""
     if "source" not in entries.column_names:
-        return [False] * entries.num_rows
-    return pc.fill_null(pc.starts_with(entries.column("source"), sources.ALTERNATE_SOURCE), False).to_pylist()
+        return np.zeros(entries.num_rows, dtype=bool)
+    return np.asarray(pc.fill_null(pc.starts_with(entries.column("source"), sources.ALTERNATE_SOURCE), False))
 
 
 def _int(entries: pa.Table, name: str) -> list[int]:

@@ -404,7 +404,8 @@ class CountryResolver:
         if len(leaders) > 1:
             return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1), sorted(fired)
         winner = leaders[0]
-        distinct, town, town_population, town_alternate = set(), None, 0, False  # the winner's distinct (type, alias), its first town
+        # the winner's distinct (type, alias), and its first town or place named by an alternate name
+        distinct, town, town_population, town_alternate = set(), None, 0, False
         for h in hits:
             for e in h.entries:
                 if e[1] == winner:

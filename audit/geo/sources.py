@@ -41,9 +41,9 @@ def canonical_names() -> dict[str, str]:
     return {c.alpha_2: getattr(c, "common_name", None) or c.name for c in pycountry.countries}
 
 
-# wordfreq's Zipf frequency at or above which a word is a frequent English word (about once in a million words)
 # The source of a place's other names (GeoNames' ``alternatenames``): they decide at the ``alternate_name`` tier.
 ALTERNATE_SOURCE = "geonames:alternate"
+# wordfreq's Zipf frequency at or above which a word is a frequent English word (about once in a million words)
 ENGLISH_WORD_ZIPF = 3.0
 
 
