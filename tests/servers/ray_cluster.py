@@ -83,7 +83,7 @@ def start_cluster(root: Path, head_cpus: int, fast_health_checks: bool = False, 
     own health checks unless ``fast_health_checks``."""
     gcs, client, agent, metrics = free_ports(4)
     temp_dir = Path(tempfile.mkdtemp(prefix="rc", dir="/tmp"))  # short: Ray's unix sockets live here
-    cluster = RayCluster(f"127.0.0.1:{gcs}", {**ray_env(root), "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}, root, temp_dir)
+    cluster = RayCluster(f"127.0.0.1:{gcs}", ray_env(root), root, temp_dir)
     if fast_health_checks:
         cluster.env = {**cluster.env, **FAST_HEALTH_CHECKS}
     _start(cluster, "head", ["--head", "--port", str(gcs), "--include-dashboard", "false", "--ray-client-server-port",
@@ -153,18 +153,14 @@ class NodeStates:
 
 
 def stop_cluster(cluster: RayCluster) -> None:
-    """Worker nodes first, then the head: SIGTERM to each ``ray start --block``, then SIGKILL to its process group."""
+    """Worker nodes first, then the head: SIGKILL to each ``ray start --block``'s process group, which holds every
+    process the node started (its GCS, raylet, agents and workers: counted by their command lines, none outlives
+    it). A test cluster has nothing to hand over: a SIGTERM first cost 2 s per node, 8 s after a lost node."""
     for proc in reversed(cluster.nodes):
         _stop(proc)
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
