@@ -76,13 +76,19 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   "Jbeil", "Penacook"), 1 single → majority and 3 only their matches ("Kiev", "Quebec City", "Livni").
   ``paper`` and ``extended`` decide as before.
 * issue 32, a large city owns its name when no single namesake abroad comes within half its size and the name is
-  no person's (``gazetteer_lexicon._dominant_city``: 129 gazetteer entries no longer context-only, "San Francisco",
+  no person's (``gazetteer_lexicon._dominant_place``: 129 gazetteer entries no longer context-only, "San Francisco",
   "Barcelona", "Athens", "Vancouver"; lexicon rebuilt, 306,760 entries), ``gazetteer`` only: of the 40,847 shipped
   captions none changed; of the 11,350 development sentences 55 changed: 23 unresolved → the right country ("Albany",
   "Portland" selectmen, "San Francisco"), 24 unresolved → a wrong one (18 "Athens" of Georgia or Ohio → GR; "Swansea",
   "Plymouth", "Northampton" of Massachusetts → GB; "San Fernando" → PH), 1 wrong → right, 1 wrong → unresolved, 1
   wrong → another wrong, 3 from one right country to another where the gold names both ("Jerusalem"), and 2 only
   their tier or ``rules`` column. ``paper`` and ``extended`` decide as before.
+* issue 32, the same test for the towns known abroad, of 15,000+ people (``gazetteer.KNOWN_ABROAD_POPULATION``: 541
+  more entries no longer context-only, "Santa Monica", "Niagara Falls" of Ontario; lexicon rebuilt), ``gazetteer``
+  only: of the 40,847 shipped captions none changed; of the 11,350 development sentences 17 changed: 10 unresolved →
+  the right country ("Mount Pleasant", "Avondale", "Chatsworth"), 2 unresolved → a country where the gold names none
+  ("Chapel Hill Harvester Church", an "Avondale" annexation bid), 1 wrong → another wrong, 3 their outcome and 1 its
+  tier. ``paper`` and ``extended`` decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

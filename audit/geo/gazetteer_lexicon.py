@@ -6,8 +6,8 @@ Rules, each a reason in the rejected table (``benchaudit geo lexicon --profile g
   generic region word, as in the other profiles.
 * **Namesakes.** A name belongs to one country only when that country holds ≥ 90% of the summed
   population of all places and countries of that name (``gazetteer`` module docstring), or when its place is a
-  large city that no single namesake abroad comes within half the size of and the name is no person's
-  (``_dominant_city``: San Francisco, Barcelona, Vancouver); otherwise every namesake is kept *context-only*
+  capital or a place of ≥ 15,000 people that no single namesake abroad comes within half the size of and the name is
+  no person's (``_dominant_place``: San Francisco, Barcelona, Vancouver); otherwise every namesake is kept *context-only*
   (reason ``context_only: namesake_share …``).
 * **Words.** A name that is also an English common word, or whose most frequent WordNet sense is a
   person, a people, a language or an organisation, is context-only and must be written capitalised
@@ -158,15 +158,15 @@ def _namesake_pool(places: pd.DataFrame, countries: pd.DataFrame) -> Namesakes:
     return pool
 
 
-def _dominant_city(norm: str, code: str, pool: Namesakes, dominance: float, people: set[str]) -> bool:
-    """Does the largest city of this name in country ``code`` own the name by prominence, whatever its namesakes
-    add up to?
+def _dominant_place(norm: str, code: str, pool: Namesakes, dominance: float, people: set[str]) -> bool:
+    """Does the largest place of this name in country ``code`` own the name by prominence, whatever its namesakes
+    add up to? For a place known abroad (``gazetteer.KNOWN_ABROAD_POPULATION``, 15,000 people) or a capital.
 
     The summed share counts every small namesake abroad against a city: San Francisco, California (827,526 people)
     held 0.71 of "San Francisco" against eleven Latin American towns and Philippine municipalities, Barcelona 0.67,
     Vancouver 0.77, so all three counted only with their country named. A reader knows the city: no single namesake
     of another country (place, region or country) comes within ``dominance`` of its size, the test ``extended`` puts
-    its cities to (``LexiconConfig.city_dominance``: London is London). The city's own size, not its region's:
+    its cities to (``LexiconConfig.city_dominance``: London is London). The place's own size, not its region's:
     Saint-Louis, Senegal, is a city of 254,171 whose region's expected size (1.1 M) must not outweigh St. Louis,
     Missouri. Not for a name that is also a US Census person's name ("Mansfield", "Fairfield"): there the person is
     a reading before any namesake is."""
@@ -336,8 +336,10 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
             owners = pool.total.get(norm, {})
             total = sum(owners.values())
             share = owners.get(code, 0) / total if total else 1.0
+            # a capital or a large city, or a town known abroad, may own its name by prominence
+            known = mtype == "city" or (mtype == "town" and pool.largest_place[norm][code] >= gazetteer.KNOWN_ABROAD_POPULATION)
             if share < config.namesake_share and not (
-                    mtype == "city" and not alternate and _dominant_city(norm, code, pool, config.city_dominance, people)):
+                    known and not alternate and _dominant_place(norm, code, pool, config.city_dominance, people)):
                 why = f"namesake_share {share:.2f} < {config.namesake_share:.2f}"
         restriction.append(why)
         context_only.append(why is not None)

@@ -84,24 +84,33 @@ def test_namesake_share_decides_who_owns_a_name(built, entries):
     assert not r.loc["AU", "context_only"] and r.loc["GB", "context_only"]
     assert r.loc["AU", "match_type"] == "city" and r.loc["GB", "match_type"] == "town"
     # Valencia: Spain holds about half of its namesakes' people and Venezuela's city is the larger: every Valencia is
-    # context-only (no large city of the name is twice the size of every namesake abroad, ``_dominant_city``)
+    # context-only (no large city of the name is twice the size of every namesake abroad, ``_dominant_place``)
     valencia = rows(entries, "valencia")
     assert valencia.loc[["ES", "VE", "US"], "context_only"].all()
     assert reasons(built, "valencia") >= {"context_only: namesake_share 0.49 < 0.90", "context_only: namesake_share 0.45 < 0.90"}
 
 
-def test_a_large_city_that_no_namesake_abroad_comes_near_owns_its_name(built, entries):
+def test_a_place_known_abroad_that_no_namesake_abroad_comes_near_owns_its_name(built, entries):
     """The summed share counted every small namesake abroad against a famous city: San Francisco held 0.71 of its
     name, Barcelona 0.67, Athens 0.75, and counted only with their country named ("kitchen in San Francisco" was
-    unresolved). A city that no single namesake of another country comes within half the size of owns its name; its
-    namesakes stay context-only. Not when a namesake region abroad comes near (Manchester, Jamaica's parish of
-    209,632 expected people against the city of Manchester), nor when the name is a person's ("Mansfield")."""
+    unresolved). A capital, a city or a town of 15,000+ people that no single namesake of another country comes
+    within half the size of owns its name; its namesakes stay context-only. Not when a namesake region abroad comes
+    near (Manchester, Jamaica's parish of 209,632 expected people against the city of Manchester), nor when the name
+    is a person's ("Mansfield")."""
     for name, owner in (("san francisco", "US"), ("barcelona", "ES"), ("athens", "GR"), ("vancouver", "CA")):
         r = rows(entries, name)
         assert r.loc[owner, "match_type"] == "city" and r.loc[owner, "context_only"] == False, name  # noqa: E712
         assert r.drop(index=owner)["context_only"].all(), name
         assert r.loc[owner, "restriction"] is None or pd.isna(r.loc[owner, "restriction"]), name
     assert "context_only: namesake_share 0.71 < 0.90" not in reasons(built, "san francisco")
+    # a town known abroad (15,000+ people) too: Santa Monica (93,220) against villages of Brazil, Mexico and the
+    # Philippines; Niagara Falls, Ontario (99,818) against its New York namesake (48,916, under half). Patong, of
+    # 14,797 people, is not known abroad by this measure and stays context-only against the Philippine village
+    for name, owner in (("santa monica", "US"), ("niagara falls", "CA")):
+        r = rows(entries, name)
+        assert r.loc[owner, "match_type"] == "town" and r.loc[owner, "context_only"] == False, name  # noqa: E712
+        assert r.drop(index=owner)["context_only"].all(), name
+    assert rows(entries, "patong")["context_only"].all()
     for name in ("manchester", "mansfield"):
         assert rows(entries, name)["context_only"].all(), name
     from tests.geo_compiled import resolver
@@ -114,10 +123,10 @@ def test_a_large_city_that_no_namesake_abroad_comes_near_owns_its_name(built, en
 
 
 def test_dominance_by_hand():
-    """``_dominant_city`` on a hand-made pool: a rival abroad at exactly half the city's size is comparable (as in
+    """``_dominant_place`` on a hand-made pool: a rival abroad at exactly half the city's size is comparable (as in
     ``extended``, ``city_dominance``), below half it is not; a namesake in the city's own country is no rival; a
     region counts as a rival by its size but never as the city's own; a person's name never owns by size."""
-    from audit.geo.gazetteer_lexicon import Namesakes, _dominant_city
+    from audit.geo.gazetteer_lexicon import Namesakes, _dominant_place
 
     pool = Namesakes.empty()
     pool.add("a", "X", 1_000_000, True)
@@ -130,12 +139,12 @@ def test_dominance_by_hand():
     pool.add("c", "Y", 150_000, True)
     pool.add("d", "X", 300_000, True)
     pool.add("d", "Y", 160_000, False)  # a region abroad
-    assert _dominant_city("a", "X", pool, 0.5, set())
-    assert not _dominant_city("a", "Y", pool, 0.5, set())
-    assert not _dominant_city("b", "X", pool, 0.5, set())
-    assert not _dominant_city("c", "X", pool, 0.5, set())
-    assert not _dominant_city("d", "X", pool, 0.5, set())
-    assert not _dominant_city("a", "X", pool, 0.5, {"a"})
+    assert _dominant_place("a", "X", pool, 0.5, set())
+    assert not _dominant_place("a", "Y", pool, 0.5, set())
+    assert not _dominant_place("b", "X", pool, 0.5, set())
+    assert not _dominant_place("c", "X", pool, 0.5, set())
+    assert not _dominant_place("d", "X", pool, 0.5, set())
+    assert not _dominant_place("a", "X", pool, 0.5, {"a"})
     assert pool.total["a"]["X"] == 1_900_000 and pool.largest["c"]["X"] == 5_000_000 and pool.largest_place["c"]["X"] == 200_000
 
 
