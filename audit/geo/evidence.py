@@ -79,7 +79,9 @@ _PLACE_NOUNS_BEFORE_OF = frozenset({"city", "town", "village", "county", "boroug
 
 
 # Thoroughfare types (USPS Publication 28, appendix C1, the common ones; Royal Mail's "close",
-# "crescent"): a name right before one is a street ("Dublin Road", "Oak Ridge Dr"), not the place.
+# "crescent"): a name right before one is a street ("Dublin Road", "Oak Ridge Dr", "Korea Way"), not the place. A
+# country's name before a street type written in lower case is the exception: a common noun, a road in that country
+# ("Old Laos road", "Croatia road trip"), as a street's name is written with its type capitalised.
 STREET_TYPES = frozenset({
     "street", "st", "road", "rd", "avenue", "ave", "av", "boulevard", "blvd", "drive", "dr", "lane", "ln", "way",
     "court", "ct", "place", "pl", "terrace", "ter", "parkway", "pkwy", "highway", "hwy", "circle", "cir", "trail",

@@ -324,9 +324,13 @@ class CountryResolver:
         hits: list[_Hit] = []
         fired: set[str] = set()  # the named rules (``audit.geo.evidence``) that changed this record's evidence
         for i, (start, end, pid, street) in enumerate(spans):
-            if blocked[pid] or street:
-                continue  # a blocker ("french fries" says nothing about France), or a street ("Dublin Road")
+            if blocked[pid]:
+                continue  # a blocker ("french fries" says nothing about France)
             entries = table[pid]
+            if street:  # a street ("Dublin Road", "Korea Way") is no place; a country's before a road ("Laos road") is
+                entries = [e for e in entries if e[2] == _COUNTRY] if _common_noun_follows(cased, end, rec_end) else []
+                if not entries:
+                    continue
             if check_case[pid]:
                 entries = [e for e in entries if _case_ok(e[5], lower, cased, start, end)]
             if self._demonym[pid] and demonym_in_fixed_phrase(_next_token(lower, end, rec_end)) and any(e[2] == _DEMONYM for e in entries):
@@ -619,6 +623,15 @@ def _next_token(lower, end: int, rec_end: int) -> str:
     """The (lower-cased) token after a span ending at ``end``, or ""."""
     after = bytes(lower[end:min(rec_end, end + 24)]).split()
     return after[0].decode("utf-8", "replace") if after else ""
+
+
+def _common_noun_follows(cased, end: int, rec_end: int) -> bool:
+    """Is the token after a span ending at ``end`` written in lower case (a street type as a common noun: "Laos
+    road", not the street "Korea Way")? False when the record's case is not at hand."""
+    if cased is None:
+        return False
+    after = bytes(cased[end:min(rec_end, end + 24)]).split()
+    return bool(after) and after[0].islower()
 
 
 def _capitalised_tail(tokens: list[str]) -> list[str]:

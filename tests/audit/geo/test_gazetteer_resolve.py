@@ -160,6 +160,19 @@ def test_collocations_are_blocked_and_emblems_kept(gazetteer):
 def test_street_names_are_not_the_place(gazetteer):
     assert one(gazetteer, "The fire at 6016 Dublin Road")["outcome"] == "unresolved"
     assert one(gazetteer, "Pubs of Dublin at night")["country"] == "IE"
+    assert one(gazetteer, "Driver hurt after car overturns on Bukit Timah Road")["outcome"] == "unresolved"  # a town's
+
+
+def test_a_country_before_a_road_in_lower_case_is_the_country(gazetteer):
+    """A street's name is written with its type capitalised ("Korea Way" in Manhattan's Koreatown); a country's name
+    before a street type in lower case is a road in that country ("Old Laos road"), where before it counted for
+    nothing."""
+    for text, code in (("Old Laos road", "LA"), ("Detailed info for Croatia road trip.", "HR"),
+                       ("A Laos highway road is the only flat surface", "LA")):
+        r = one(gazetteer, text)
+        assert (r["country"], r["tier"]) == (code, "country_region_address"), text
+    for text in ("A West 32nd sign under a Korea Way road sign.", "Croatia Road Trip Itinerary", "old dublin road"):
+        assert one(gazetteer, text)["outcome"] == "unresolved", text
 
 
 def test_mojibake_is_repaired_and_counted(gazetteer):
