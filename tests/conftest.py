@@ -16,22 +16,10 @@ FIXTURE_MARKERS = {"ray_local": "ray", "sample_runs": "ray", "head": "ray", "s3"
                    "built_paper": "slow", "built_extended": "slow"}  # the last two build lexicons from their sources
 
 
-# Rough seconds a test of each kind takes on this 2-core machine class (a unit test: a tenth of one), for the order
-# in which pytest-xdist hands out test files: the costliest files first, so that the two workers end together.
-# In collection order (xdist's own reorder puts the files with most tests first) the one-test model and Ray files came
-# last, and a worker that took one of them ran alone for a minute or more at the end.
-COST_OF_MARKER = {"models": 10.0, "ray": 5.0, "slow": 5.0, "browser": 3.0, "s3": 3.0}
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for fixture in set(FIXTURE_MARKERS) & set(getattr(item, "fixturenames", ())):
             item.add_marker(FIXTURE_MARKERS[fixture])
-    cost: dict[str, float] = {}
-    for item in items:
-        cost[item.nodeid.split("::")[0]] = cost.get(item.nodeid.split("::")[0], 0.0) + max(
-            [COST_OF_MARKER.get(m.name, 0.0) for m in item.iter_markers()] + [0.1])
-    items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])  # stable: a file's tests keep their order
 
 
 @pytest.fixture(scope="session")
