@@ -89,6 +89,15 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   the right country ("Mount Pleasant", "Avondale", "Chatsworth"), 2 unresolved → a country where the gold names none
   ("Chapel Hill Harvester Church", an "Avondale" annexation bid), 1 wrong → another wrong, 3 their outcome and 1 its
   tier. ``paper`` and ``extended`` decide as before.
+* issue 32, named natural features, parks and landmarks in one country (``wordnet_features.csv``, derived by
+  ``audit.geo.wordsense.features_in_one_country``: 542 multi-word WordNet names that part holonyms put in one country,
+  ``region`` entries; lexicon rebuilt, 306,760 → 307,209 entries), ``gazetteer`` only: of the 40,847 shipped captions
+  14 changed, 6 unresolved → the right country ("Big Ben" five times → GB, "the Eiffel Tower" → FR) and 8 only their
+  tier (large city → corroborated by "Big Ben"); of the 11,350 development sentences 28 changed: 3 unresolved → the
+  right country ("Red River" twice, "Cambridge University"), 1 wrong → right ("Puget Sound": FR village → US), 1 wrong →
+  another country where the gold names none ("Kennedy International Airport": CO → US), and 23 only their matches or
+  tier (a university's or a river's whole name is now one match: "Columbia University", "Kanawha River").
+  ``paper`` and ``extended`` decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

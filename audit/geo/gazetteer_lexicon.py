@@ -87,7 +87,7 @@ def _place_candidates(config: LexiconConfig, base_cities: pd.DataFrame) -> pd.Da
     places.loc[big, "match_type"] = "city"
     paper_cities = base_cities[["alias", "country_alpha2", "match_type", "source"]].assign(population=None, admin1=None)
     df = pd.concat([paper_cities, places, gazetteer.subdivisions(), gazetteer.us_counties(), gazetteer.curated_regions(),
-                    gazetteer.codes()], ignore_index=True)
+                    gazetteer.named_features(), gazetteer.codes()], ignore_index=True)
     return _with_norms(df)
 
 

@@ -192,6 +192,13 @@ def wordnet_place_names() -> frozenset[str]:
         return frozenset(r["alias_norm"] for r in csv.DictReader(fh) if int(r["proper_place_senses"]) > 0)
 
 
+def wordnet_features() -> list[tuple[str, str, str]]:
+    """(alias, country, kind) of the named natural features, parks and landmarks that lie in one country ("Lake
+    Constance": DE, lake), derived from WordNet 3.0 by ``scripts.derive.wordnet`` (``audit.geo.wordsense.features_in_one_country``)."""
+    with (DATA / "wordnet_features.csv").open(encoding="utf-8") as fh:
+        return [(r["alias"], r["country_alpha2"], r["kind"]) for r in csv.DictReader(fh)]
+
+
 def regional_demonyms() -> list[tuple[str, str, str, str]]:
     """(alias, alias_norm, country, place) of the adjectives of a region or city inside one country ("Tuscan": IT,
     Tuscany), derived from WordNet 3.0 by ``scripts.derive.wordnet`` (``audit.geo.wordsense.regional_demonyms``)."""

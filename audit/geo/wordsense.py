@@ -1,6 +1,6 @@
 """What WordNet says about a place name: is it also a common word, a person, a people, a dish?
 
-Three small tables are derived from Princeton WordNet 3.0 at build time (``python -m scripts.derive.wordnet``)
+Four small tables are derived from Princeton WordNet 3.0 at build time (``python -m scripts.derive.wordnet``)
 and shipped with its licence notice; the gazetteer build reads only them:
 
 ``wordnet_names.csv`` — for every place name that WordNet lists, the facts the word filters need:
@@ -22,6 +22,9 @@ Mexico" name a continent or a sea, not the United States, India or Mexico.
 
 ``wordnet_demonyms.csv`` — the adjectives of a region or a city inside one country ("Tuscan", "Tasmanian",
 "Bavarian") with that country (``regional_demonyms``): demonyms of the country in the gazetteer.
+
+``wordnet_features.csv`` — the named natural features, parks and landmarks that lie in one country ("Lake Constance",
+"Machu Picchu", "Eiffel Tower") with that country (``features_in_one_country``): ``region`` entries of the gazetteer.
 """
 from __future__ import annotations
 
@@ -43,8 +46,9 @@ NAME_COLUMNS = ["alias_norm", "lower_noun", "lower_other_pos", "first_sense", "f
 COLLOCATION_COLUMNS = ["alias_norm", "lemma", "sense", "contains"]
 
 WORDNET_NOTICE = """\
-The files wordnet_names.csv and wordnet_collocations.csv in this folder are derived from WordNet 3.0
-(lemmas, sense order and lexicographer file names only). WordNet's licence requires this notice:
+The files wordnet_names.csv, wordnet_collocations.csv, wordnet_demonyms.csv and wordnet_features.csv in this
+folder are derived from WordNet 3.0 (lemmas, sense order, lexicographer file names, and the countries that
+part holonyms put a place in). WordNet's licence requires this notice:
 
 WordNet Release 3.0
 
@@ -269,6 +273,59 @@ def is_other_proper_noun(first_sense: str, first_sense_written: str, tagged: boo
 
 
 DEMONYM_COLUMNS = ["alias", "alias_norm", "country_alpha2", "place"]
+FEATURE_COLUMNS = ["alias", "alias_norm", "country_alpha2", "kind"]
+FEATURE_SENSES = PLACE_SENSES | {"noun.artifact"}  # a named structure is somewhere: the Eiffel Tower, Big Ben
+# What a named feature is not: a settlement or an administrative unit (the gazetteer judges those by population and by
+# its own sources), nor a street (Fifth Avenue and Park Avenue are in every city's listings).
+NOT_FEATURE_KINDS = frozenset({
+    "city", "town", "village", "municipality", "port", "state", "province", "region", "district", "county",
+    "administrative_district", "country", "thoroughfare", "street", "avenue", "road",
+})
+
+
+def _norm_word(word: str) -> str:
+    """A WordNet word ("Lake_Tahoe", "galore(ip)") normalized as the lexicon normalizes aliases, diacritics folded."""
+    return fold_diacritics(alias_norms([_written(word).replace("_", " ")])[0])
+
+
+def _country_of(wn: WordNet, country_codes: dict[str, set[str]]) -> Callable[[str], str | None]:
+    """A function from a synset key to the alpha-2 code of the country it is, or None: one of its words names exactly
+    one country (``country_codes``: a country's names, normalized, to its codes) and it is a kind of country or state."""
+    def country(key: str) -> str | None:
+        codes = {c for w in wn.synsets[key].words for c in country_codes.get(_norm_word(w), ())}
+        return next(iter(codes)) if len(codes) == 1 and _is_country_kind(wn, key) else None
+
+    return country
+
+
+def features_in_one_country(wn: WordNet, country_codes: dict[str, set[str]], places: set[str]) -> pd.DataFrame:
+    """Named natural features, parks and landmarks that lie in one country: multi-word WordNet names ("Lake Tahoe",
+    "Great Barrier Reef", "Acadia National Park", "Machu Picchu") whose every noun sense is a named individual (an
+    instance) of place (noun.location, noun.object), no settlement, administrative unit or street (``NOT_FEATURE_KINDS``)
+    and no country itself, and whose part holonyms put every sense in the same single country (the test of
+    ``regional_demonyms``). Names the gazetteer already has as places (``places``) are left to it.
+    Why: a caption of a landscape names the lake, the island or the park, not the town ("Garden pavilion on the
+    shores of Lake Chiemsee"); WordNet places its features by part holonyms, so the country is read, not guessed.
+    One-word names are left out: a river's or a mountain's short name is a word or a namesake ("the White", "Adams")."""
+    country = _country_of(wn, country_codes)
+    rows = []
+    for norm, keys in sorted(_lemma_norms(wn).items()):
+        if " " not in norm or norm in places:
+            continue
+        senses = [s for k in keys if k.startswith("n:") for s in wn.senses[k]]
+        if not senses or not all(wn.synsets[s].instance and wn.synsets[s].lexname in FEATURE_SENSES for s in senses):
+            continue
+        if any(_kinds(wn, wn.hypernym_closure(s)) & NOT_FEATURE_KINDS or country(s) is not None for s in senses):
+            continue
+        inside = [{c for k in wn.part_closure(s) if (c := country(k)) is not None} for s in senses]
+        if any(len(i) != 1 for i in inside) or len(set.union(*inside)) != 1:
+            continue
+        lemma = _lemma(wn, senses, norm)
+        if not lemma[:1].isupper():  # "twin towers": WordNet writes it as a common noun, not a name
+            continue
+        kind = _written(wn.synsets[wn.synsets[senses[0]].hypernyms[0]].words[0]).replace("_", " ")
+        rows.append((lemma, norm, next(iter(inside[0])), kind))
+    return pd.DataFrame(rows, columns=FEATURE_COLUMNS)
 
 
 def regional_demonyms(wn: WordNet, country_codes: dict[str, set[str]], demonyms: set[str]) -> pd.DataFrame:
@@ -281,13 +338,7 @@ def regional_demonyms(wn: WordNet, country_codes: dict[str, set[str]], demonyms:
     lower case ("attic", "spartan"); the country's own demonyms (``demonyms``) are the lexicon's already.
     Why: a caption says where a thing is from by the region's adjective as often as by the country's ("a Tuscan
     farmhouse", "Tasmanian sunset"), and the adjective is a demonym of the country the region lies in."""
-    def norm(word: str) -> str:
-        return fold_diacritics(alias_norms([_written(word).replace("_", " ")])[0])
-
-    def country(key: str) -> str | None:
-        codes = {c for w in wn.synsets[key].words for c in country_codes.get(norm(w), ())}
-        return next(iter(codes)) if len(codes) == 1 and _is_country_kind(wn, key) else None
-
+    country = _country_of(wn, country_codes)
     lower_words = {_written(w) for s in wn.synsets.values() for w in s.words if _written(w) == _written(w).lower()}
     rows = []
     for syn in wn.synsets.values():
@@ -301,8 +352,8 @@ def regional_demonyms(wn: WordNet, country_codes: dict[str, set[str]], demonyms:
             for word in (_written(w) for w in syn.words):
                 lemma = word.lower()
                 if (not word[:1].isupper() or len(wn.senses.get(f"a:{lemma}", ())) != 1 or lemma in lower_words
-                        or norm(word) in demonyms):
+                        or _norm_word(word) in demonyms):
                     continue
-                rows.append((word.replace("_", " "), norm(word), next(iter(inside)), _written(place.words[0]).replace("_", " ")))
+                rows.append((word.replace("_", " "), _norm_word(word), next(iter(inside)), _written(place.words[0]).replace("_", " ")))
     out = pd.DataFrame(rows, columns=DEMONYM_COLUMNS).drop_duplicates(["alias_norm", "country_alpha2"])
     return out.sort_values(["alias_norm", "country_alpha2"]).reset_index(drop=True)

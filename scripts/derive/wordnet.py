@@ -1,9 +1,9 @@
-"""Princeton WordNet 3.0 read from its database files, for the gazetteer lexicon's word filters.
+"""Princeton WordNet 3.0 read from its database files, for the gazetteer lexicon's word filters and named features.
 
 Used at build time only, by a maintainer: ``python -m scripts.derive.wordnet [--dict /usr/share/wordnet]``
-(Debian: ``apt-get install wordnet-base``) derives the three small tables the lexicon build reads
-(``audit/geo/data/wordnet_names.csv``, ``wordnet_collocations.csv``, ``wordnet_demonyms.csv``) and writes them with WordNet's
-licence notice. Nothing at run time, and no test, needs WordNet itself.
+(Debian: ``apt-get install wordnet-base``) derives the four small tables the lexicon build reads
+(``audit/geo/data/wordnet_names.csv``, ``wordnet_collocations.csv``, ``wordnet_demonyms.csv``, ``wordnet_features.csv``)
+and writes them with WordNet's licence notice. Nothing at run time, and no test, needs WordNet itself.
 
 The files are the documented ``wndb(5WN)`` format: ``index.POS`` lists each lower-case lemma's
 synsets in sense order (most frequent first, from the SemCor tag counts where there are any);
@@ -99,8 +99,10 @@ def main() -> None:
     blockers.to_csv(out / "wordnet_collocations.csv", index=False, lineterminator="\n")
     wordsense.regional_demonyms(wn, *codes_and_demonyms).to_csv(out / "wordnet_demonyms.csv", index=False,
                                                                           lineterminator="\n")
+    wordsense.features_in_one_country(wn, codes_and_demonyms[0], names).to_csv(out / "wordnet_features.csv", index=False,
+                                                                               lineterminator="\n")
     (out / "LICENSE_WordNet.txt").write_text(wordsense.WORDNET_NOTICE, encoding="utf-8")
-    print(f"wrote {out}/wordnet_names.csv, wordnet_collocations.csv, wordnet_demonyms.csv, LICENSE_WordNet.txt")
+    print(f"wrote {out}/wordnet_names.csv, wordnet_collocations.csv, wordnet_demonyms.csv, wordnet_features.csv, LICENSE_WordNet.txt")
 
 
 if __name__ == "__main__":

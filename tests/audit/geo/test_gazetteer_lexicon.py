@@ -362,6 +362,10 @@ def test_shipped_wordnet_tables_are_the_derivation():
     seas = wordsense.places_in_no_country(wn, {"mexico", "united states", "america"}, {"mexico", "america", "irish"}, set())
     assert {"gulf of mexico", "latin america", "irish sea"} <= set(seas["alias_norm"]) <= set(coll.index)
     assert "new mexico" not in set(seas["alias_norm"])  # part of the United States
+    features = wordsense.features_in_one_country(wn, {"germany": {"DE"}, "peru": {"PE"}, "france": {"FR"}}, set())
+    named = features.set_index("alias_norm").loc[["lake constance", "machu picchu", "eiffel tower"]]
+    shipped_features = pd.read_csv(DATA / "wordnet_features.csv", keep_default_na=False).set_index("alias_norm")
+    pd.testing.assert_frame_equal(named, shipped_features.loc[named.index])
 
 
 @pytest.mark.skipif(importlib.util.find_spec("names") is None,
@@ -480,3 +484,56 @@ def test_alternate_names_are_owned_capitalised_and_shared_with_no_other_entry(bu
     for norm, reason in [("baha", "alternate_name_not_owned: english_name_of_something_else"),  # Baha'i, not Al Bahah
                          ("soul", "alternate_name_not_owned: common_english_word")]:  # Seoul's, in Portuguese
         assert any(r.startswith(reason) for r in built.rejected.loc[built.rejected["alias_norm"] == norm, "reason"]), norm
+
+
+def test_a_named_feature_that_lies_in_one_country_is_found_there():
+    """``features_in_one_country`` on a hand-made WordNet: Lake Tuscania and the Tuscania Bridge lie in Sylvania (part
+    holonyms, through a province), so they name it. Left out: a lake on the border of two countries, a feature whose
+    other sense lies elsewhere, a town (the gazetteer judges settlements), a street, a one-word name, a name the
+    gazetteer already has as a place, a name WordNet writes in lower case, and a feature in no country."""
+    from scripts.derive.wordnet import Synset, WordNet
+
+    syn = {s.key: s for s in [
+        Synset("n:1", "noun.location", ("country",), (), False),
+        Synset("n:2", "noun.object", ("lake",), (), False),
+        Synset("n:3", "noun.location", ("town",), (), False),
+        Synset("n:4", "noun.artifact", ("bridge",), (), False),
+        Synset("n:5", "noun.location", ("street",), (), False),
+        Synset("n:10", "noun.location", ("Sylvania",), ("n:1",), True),
+        Synset("n:11", "noun.location", ("Freedonia",), ("n:1",), True),
+        Synset("n:12", "noun.location", ("Tuscania",), (), True, ("n:10",)),  # a province of Sylvania
+        Synset("n:20", "noun.object", ("Lake_Tuscania",), ("n:2",), True, ("n:12",)),
+        Synset("n:21", "noun.artifact", ("Tuscania_Bridge",), ("n:4",), True, ("n:12",)),
+        Synset("n:22", "noun.object", ("Lake_Border",), ("n:2",), True, ("n:10", "n:11")),
+        Synset("n:23", "noun.object", ("Twin_Lake",), ("n:2",), True, ("n:10",)),
+        Synset("n:24", "noun.object", ("Twin_Lake",), ("n:2",), True, ("n:11",)),
+        Synset("n:25", "noun.location", ("Port_Tuscania",), ("n:3",), True, ("n:12",)),
+        Synset("n:26", "noun.location", ("Tuscania_Street",), ("n:5",), True, ("n:12",)),
+        Synset("n:27", "noun.object", ("Sylvan",), ("n:2",), True, ("n:10",)),
+        Synset("n:28", "noun.object", ("Lake_Known",), ("n:2",), True, ("n:10",)),
+        Synset("n:29", "noun.object", ("twin_lakes",), ("n:2",), True, ("n:10",)),
+        Synset("n:30", "noun.object", ("Lost_Lake",), ("n:2",), True),
+    ]}
+    senses: dict[str, tuple[str, ...]] = {}
+    for k, s in syn.items():
+        senses[f"n:{s.words[0].lower()}"] = senses.get(f"n:{s.words[0].lower()}", ()) + (k,)
+    wn = WordNet(syn, senses, dict.fromkeys(senses, 0), {})
+    got = wordsense.features_in_one_country(wn, {"sylvania": {"SY"}, "freedonia": {"FD"}}, places={"lake known"})
+    assert got.to_dict("records") == [
+        {"alias": "Lake Tuscania", "alias_norm": "lake tuscania", "country_alpha2": "SY", "kind": "lake"},
+        {"alias": "Tuscania Bridge", "alias_norm": "tuscania bridge", "country_alpha2": "SY", "kind": "bridge"}]
+
+
+def test_features_place_a_landscape_and_a_landmark(entries):
+    """The shipped gazetteer (``wordnet_features.csv``): a lake, a loch, a peninsula and a tower place a caption that
+    names no town; the Bayonne Bridge, which WordNet puts in New Jersey, also reached through Jersey, names no
+    country; a feature's name in lower case, in a text that writes names capitalised, is no name."""
+    from tests.geo_compiled import resolver
+
+    assert rows(entries, "lake constance").loc["DE", "source"] == "wordnet:feature:lake"
+    assert "bayonne bridge" not in set(entries["alias_norm"])
+    got = resolver("gazetteer").resolve(pa.array([
+        "Kayaks pulled up on the shore of the Great Salt Lake", "Mist over Loch Ness at dawn",
+        "Volcano at dawn on the Kamchatka Peninsula", "our hotel room looked out on the Eiffel Tower",
+        "Sunset from the Bayonne Bridge", "Volunteers waded through a great salt lake of floodwater"])).country.to_pylist()
+    assert got == ["US", "GB", "RU", "FR", None, None]
