@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[4]
 SAMPLES = ROOT / "connectors" / "samples"
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.waits]  # Ray's fixed 30 s: scripts/test starts it first
 
 
 def geo(out: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
