@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import secrets
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -86,26 +86,38 @@ class RowSampler:
     its temperature-scaled, top-p-filtered logits; the argmax of ``logits + Gumbel`` is an exact
     draw from their softmax (the Gumbel-max trick), so each row's sample depends on its prompt and
     seed only. A row without a seed gets a fresh random one (sampling without a seed is never cached).
+    ``temperature`` and ``top_p`` are one value for every row or one per row; a row at temperature 0 keeps its
+    scores, and so decodes greedily beside sampled rows in one batch (a clean and a noisy router call share it).
     """
 
-    def __init__(self, torch: Any, seeds: Sequence[int | None], temperature: float, top_p: float, device: Any) -> None:
-        self.torch, self.temperature, self.top_p = torch, temperature, top_p
-        self.generators = [torch.Generator(device=device).manual_seed(secrets.randbits(63) if s is None else s) for s in seeds]
+    def __init__(self, torch: Any, seeds: Sequence[int | None], temperature: float | Sequence[float],
+                 top_p: float | Sequence[float], device: Any) -> None:
+        n = len(seeds)
+        temperatures = [float(temperature)] * n if isinstance(temperature, int | float) else [float(t) for t in temperature]
+        top_ps = [float(top_p)] * n if isinstance(top_p, int | float) else [float(p) for p in top_p]
+        self.torch = torch
+        self.sampled = torch.tensor([t > 0 for t in temperatures], device=device).unsqueeze(-1)
+        self.temperature = torch.tensor([t if t > 0 else 1.0 for t in temperatures], device=device).unsqueeze(-1)
+        self.top_p = torch.tensor(top_ps, device=device).unsqueeze(-1)
+        self.generators = [torch.Generator(device=device).manual_seed(secrets.randbits(63) if s is None else s)
+                           if t > 0 else None for s, t in zip(seeds, temperatures)]
 
     def nucleus(self, logits: Any) -> Any:
-        """``logits`` with every token outside the top-p nucleus at -inf (the most likely token always stays)."""
-        if self.top_p >= 1.0:
+        """``logits`` with every token outside its row's top-p nucleus at -inf (the most likely token always stays)."""
+        if bool((self.top_p >= 1.0).all()):
             return logits
         ordered, order = logits.sort(dim=-1, descending=True)
         probs = ordered.softmax(dim=-1)
-        outside = (probs.cumsum(dim=-1) - probs) >= self.top_p  # the mass before the token already reaches top_p
+        outside = ((probs.cumsum(dim=-1) - probs) >= self.top_p) & (self.top_p < 1.0)  # the mass before it reaches top_p
         return logits.masked_fill(outside.scatter(-1, order, outside), float("-inf"))
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         torch = self.torch
         logits = self.nucleus(scores.float() / self.temperature)
-        uniform = torch.stack([torch.rand(logits.shape[-1], generator=g, device=logits.device) for g in self.generators])
-        return logits - torch.log(-torch.log(uniform.clamp(min=1e-20)))
+        size = logits.shape[-1]
+        uniform = torch.stack([torch.rand(size, generator=g, device=logits.device) if g is not None
+                               else torch.full((size,), 0.5, device=logits.device) for g in self.generators])
+        return torch.where(self.sampled, logits - torch.log(-torch.log(uniform.clamp(min=1e-20))), scores.float())
 
 
 class HFBackend(ModelBackend):
@@ -285,25 +297,28 @@ class HFBackend(ModelBackend):
         return self.generate_each(prompts, [params] * len(prompts))
 
     def generate_each(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
-        """Rows whose settings differ only in their seed share batches (each row samples with its own seed)."""
+        """Rows with the same ``max_new_tokens`` share batches, whatever else their settings are: each row samples
+        with its own seed, temperature and top-p, or decodes greedily, and stops at its own stop strings."""
         check_params(prompts, params)
-        groups: dict[Decoding, list[int]] = {}
+        groups: dict[int, list[int]] = {}
         for i, p in enumerate(params):
-            groups.setdefault(replace(p, seed=None), []).append(i)
+            groups.setdefault(p.max_new_tokens, []).append(i)
         out: list[Generation | None] = [None] * len(prompts)
-        for shared, rows in groups.items():
-            texts = self._generate([prompts[i] for i in rows], shared, [params[i].seed for i in rows])
+        for rows in groups.values():
+            texts = self._generate([prompts[i] for i in rows], [params[i] for i in rows])
             for i, g in zip(rows, texts):
                 out[i] = g
         return out  # type: ignore[return-value]
 
-    def _generate(self, prompts: Sequence[PromptLike], params: Decoding, seeds: Sequence[int | None]) -> list[Generation]:
+    def _generate(self, prompts: Sequence[PromptLike], params: Sequence[Decoding]) -> list[Generation]:
+        """``prompts`` with their settings, all with one ``max_new_tokens``."""
         torch = self._torch
+        max_new_tokens = params[0].max_new_tokens
         encoded = [self._encode(self.render(p)) for p in prompts]
         out: list[Generation | None] = [None] * len(prompts)
         todo = []
         for i, seq in enumerate(encoded):
-            problem = self._too_long(len(seq) + params.max_new_tokens)
+            problem = self._too_long(len(seq) + max_new_tokens)
             if problem:
                 out[i] = Generation(None, len(seq), 0, None, problem[1], error_code=problem[0])
             else:
@@ -313,11 +328,12 @@ class HFBackend(ModelBackend):
             rows = [todo[b] for b in batch]
             ids, mask = self._padded([encoded[i] for i in rows])
             extra = {}
-            if params.temperature > 0:  # greedy decoding over scores that RowSampler has made a sample's argmax
-                sampler = RowSampler(torch, [seeds[i] for i in rows], params.temperature, params.top_p, ids.device)
+            if any(params[i].temperature > 0 for i in rows):  # greedy decoding over scores RowSampler made a sample's argmax
+                sampler = RowSampler(torch, [params[i].seed for i in rows], [params[i].temperature for i in rows],
+                                     [params[i].top_p for i in rows], ids.device)
                 extra["logits_processor"] = self._transformers.LogitsProcessorList([sampler])
             with torch.inference_mode():
-                new = self.model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=params.max_new_tokens,
+                new = self.model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max_new_tokens,
                                           do_sample=False, pad_token_id=self.tokenizer.pad_token_id, **extra)[:, ids.shape[1]:]
             self.counters["generate_calls"] += 1
             for row, i in enumerate(rows):
@@ -325,7 +341,7 @@ class HFBackend(ModelBackend):
                 stopped = eos in tokens
                 tokens = tokens[: tokens.index(eos)] if stopped else tokens
                 text = self.tokenizer.decode(tokens, skip_special_tokens=True)
-                cut = [text.index(s) for s in params.stop if s in text]
+                cut = [text.index(s) for s in params[i].stop if s in text]
                 if cut:
                     text, stopped = text[: min(cut)], True
                 out[i] = Generation(text, len(encoded[i]), len(tokens), "stop" if stopped else "length")

@@ -88,3 +88,14 @@ def test_prompt_batch_columns_set_each_rows_decoding_and_seeded_rows_are_cached(
     assert second.column("cached").to_pylist() == [True, True, False]
     assert second.column("text").to_pylist()[:2] == first.column("text").to_pylist()[:2]
     assert again.counters["hits"] == 2 and again.counters["generate_calls"] == 1
+
+
+def test_greedy_and_sampled_rows_of_one_length_share_one_generate_call_and_keep_their_texts(hf):
+    """A clean (greedy) and a noisy (sampled) router call of the same length are one batch: one pass of the
+    weights per token for both, and each row's text is what it would be alone."""
+    greedy, noisy = Decoding(max_new_tokens=6), sampled(4, tokens=6)
+    before = hf.counters["generate_calls"]
+    mixed = hf.generate_each(PROMPTS, [greedy, noisy, greedy])
+    assert hf.counters["generate_calls"] - before == 1
+    assert [mixed[0].text, mixed[2].text] == [g.text for g in hf.generate([PROMPTS[0], PROMPTS[2]], greedy)]
+    assert mixed[1].text == hf.generate([PROMPTS[1]], noisy)[0].text
