@@ -98,6 +98,23 @@ Updated on purpose since (each time with the decisions that changed, counted by 
   another country where the gold names none ("Kennedy International Airport": CO → US), and 23 only their matches or
   tier (a university's or a river's whole name is now one match: "Columbia University", "Kanawha River").
   ``paper`` and ``extended`` decide as before.
+* issue 32, this stop's rules and tables (lexicon rebuilt, 307,317 → 307,268 entries): ``PLACE_NAME_IN_PROSE`` and
+  ``PLACE_NAME_AS_LABEL`` also for names WordNet knows first as a person ("Hutchinson", "Lombard", "Kitchener"), for a
+  name of several countries the one no namesake abroad comes within half the size of, only after "in", "at", "from"
+  for such names, and not for a bracketed name after a pronoun or in capitals; a label of several words and a label
+  between dashes or bars; punctuation between a name and a street word; ``DEMONYM_BREAKS_TIE``; towns named like a
+  WordNet natural feature context-only (``named_feature_first``); alternate names weigh below own names; large cities
+  whose words WordNet has in lower case (``wordnet_words.csv``) or a compass word before a place stay capitalised-only,
+  the others any case. ``gazetteer`` only: of the 40,847 shipped captions 3 changed, 2 "in Africa" (MX village →
+  unresolved, by ``named_feature_first``: the continent) and 1 "abbey road in the city of Westminster" (unresolved →
+  GB, "city of westminster" no longer an English phrase); of the 11,350 development sentences 40 changed, 26 of them
+  their country: 8 ambiguous → a country the gold names by ``demonym_breaks_tie`` ("Egypt … Sudan … the Sudanese
+  people" → SD), 8 unresolved → US by ``place_name_in_prose`` over a WordNet person's name ("in Lombard", "In
+  Euclid", "from Wayne", all right), 9 US → unresolved by ``named_feature_first`` (5 right ones lost: "Kanawha" twice,
+  "Golden Gate", "Chattahoochee River", "Platte"; 4 wrong ones gone: "The Atlantic", "Virgin Atlantic", "Continental
+  Atlantic", "Atlantic Beach"), and 1 right one lost ("near Gilroy": "near" no longer reads a person's name as a
+  place); the other 14 changed only their ``rules`` (10), matches (2) or outcome (2). ``paper`` and ``extended``
+  decide as before.
 
 The tests (``tests/audit/geo/test_frozen_decisions.py`` for the stage, ``tests/jobs/geo/
 test_frozen_job.py`` for the job on Ray) recompute them with the current code and compare, part by

@@ -27,6 +27,10 @@ Named rules that read case and context (each tested in tests/audit/geo/test_evid
   as a country, it wins ("a farm stay near Eden Valley, South Australia" style: two namesake towns
   abroad tie one country name). Why: a caption names a country on purpose, while the towns tying it
   are often namesakes, words of a business name or parts of a longer name.
+* ``DEMONYM_BREAKS_TIE`` — when countries still tie on place score and the record's demonyms name exactly one
+  of them most, that one wins ("Greek Macedonia, Greece flag": the country Greece ties the country Macedonia, and
+  "Greek" says which the record is about). Why: a demonym is weaker evidence than a place, so it decides nothing
+  against one, but it is evidence, and between equals it is the only difference.
 * ``COUNTRY_NAME_KEPT`` — a name its country owns (the country entry counts alone) keeps that reading
   when another name of the record supports a namesake town of it: "Piedmont Italy" is Italy, not the
   town of Italy, Texas, that the Piedmonts of the United States would agree with; "guided tour of Copper
@@ -41,23 +45,31 @@ Named rules that read case and context (each tested in tests/audit/geo/test_evid
   as likely as the country; so does a name the lexicon gives several countries. Why: people write
   places after "in/at/from"; the word, the person and the brand are written otherwise.
 * ``PLACE_NAME_IN_PROSE`` — the same reading for a town or city that needs support only because it is
-  also a person's name ("Sofia", "Decatur", "Worthington": US Census given names and surnames, and the
-  curated exclusions that are such names): written as a place, capitalised right after a locative and not
-  followed by another capitalised word ("a new office opened in Sofia", "a meatpacking plant in
-  Worthington"), it counts alone when every place of that name lies in one country. A name that is also
-  an English word ("Sunrise", "Stock", "March") or shared by several countries ("Manchester") gains
-  nothing, and neither do the given names that are as often words written capitalised
-  (``GIVEN_NAME_WORDS``: "in April"), nor a name in the possessive ("at Macy's", "at McDonald's": a
+  also a person's name ("Sofia", "Decatur", "Worthington": US Census given names and surnames, the
+  curated exclusions that are such names, and the names WordNet knows first as a person, "Hutchinson",
+  "Kitchener"): written as a place, capitalised right after "in", "at" or "from" (``PERSON_LOCATIVES``:
+  people are gathered around and sat near) and not followed by another capitalised word ("a new office
+  opened in Sofia", "a meatpacking plant in Worthington"), it counts alone for the country whose place no
+  namesake abroad comes within half the size of (``NAMESAKE_DOMINANCE``, the test the lexicon puts a large
+  city's name to: "a kitchen in Alameda" is California's, the Spanish town being 15 times smaller), which is
+  every place of that name when they lie in one country. A name that is also an English word ("Sunrise",
+  "Stock", "March") or shared by countries of comparable places ("Manchester") gains nothing, and neither do
+  the given names that are as often words written capitalised (``GIVEN_NAME_WORDS``: "in April"), nor a
+  name in the possessive ("at Macy's", "at McDonald's": a
   business named after its founder). Names context-only as another proper noun (WordNet: "Congress",
   "Christmas") gain nothing either: an institution or a holiday is written after "in" and "at" as a place
   is. Why: a person is not written after "in"; the place named after one is.
 * ``PLACE_NAME_AS_LABEL`` — the same lift for such a town or city set apart as a label, as ``NAME_AS_LABEL`` reads
-  one (closing the record after a comma or a dash, or alone in parentheses): "Living room | Molly's Cottage,
-  Knighton", "Office space - Muncy". The possessive, the given names that are as often words and the names of
+  one (closing the record after a comma or a dash, a field of its own between dashes or bars, or alone in
+  parentheses): "Living room | Molly's Cottage, Knighton", "Office space - Muncy", "The Walper Hotel - Kitchener -
+  Bedroom". Not a bracketed name after a personal pronoun ("hit him (Davis)": the editor's note of who) or in
+  capitals ("(NASH)": an acronym), and not a field between commas, which in prose sets off people ("Her eldest,
+  Harrison, 8,"). The possessive, the given names that are as often words and the names of comparable places in
   several countries are left alone as above.
 * ``NAME_AS_LABEL`` — the same lift for a country name set apart as a label in the text as written:
   alone in parentheses ("…Jewelry Gifts(China)", "(China (Mainland))": a marketplace's origin label)
-  or closing the record after a comma or a dash ("Sunset from the beach, Palau"). Why: a label, like
+  closing the record after a comma or a dash ("Sunset from the beach, Palau"), or a field of its own between dashes
+  or bars ("Flag | China | 3x5 ft"). Why: a label, like
   the last line of an address, is a place by where it stands; the word and the person are written
   inside the prose.
 * ``NAME_IN_TRADE_PHRASE`` — the same lift for a capitalised name after "made in" ("Made In China
@@ -73,8 +85,14 @@ from audit.geo.choices import TIERS
 TIER_RANK = {t: i for i, t in enumerate(TIERS)}
 VILLAGE_POPULATION = 1000  # a lone town below this many people decides at the ``village`` tier
 PLACE_WEIGHTS = {"country": 4, "region": 4, "code": 4, "address": 4, "city": 3, "town": 2}
+# A place named by one of its other names (GeoNames' alternates: "Genf", and the Vietnamese "Nhat Chieu" of China's
+# Rizhao) counts below any place named by its own name, as its tier is below theirs: a foreign form is the weaker
+# evidence ("… on Nhat Chieu, Tay Ho": Tay Ho, Hanoi).
+ALTERNATE_NAME_WEIGHT = 1
 # Prepositions of place (and "city of …"): a capitalised small place right after one is meant as a place.
 LOCATIVES = frozenset({"in", "at", "near", "from", "outside", "around", "across", "throughout", "within", "of"})
+# The prepositions no person is written after ("in Worthington"; "gathered around Santa Claus" is the person)
+PERSON_LOCATIVES = frozenset({"in", "at", "from"})
 _PLACE_NOUNS_BEFORE_OF = frozenset({"city", "town", "village", "county", "borough", "township", "hamlet", "suburb", "province", "state"})
 
 
@@ -98,6 +116,7 @@ NAME_IN_TRADE_PHRASE = "name_in_trade_phrase"
 TRADE_NOUNS = frozenset({"supplier", "suppliers", "factory", "factories", "manufacturer", "manufacturers", "wholesale",
                          "wholesaler", "wholesalers", "exporter", "exporters", "maker", "makers"})
 NAMED_COUNTRY_BREAKS_TIE = "named_country_breaks_tie"
+DEMONYM_BREAKS_TIE = "demonym_breaks_tie"
 COUNTRY_NAME_KEPT = "country_name_kept"
 STATE_CODE_PICKS_NAMESAKE = "state_code_picks_namesake"
 PERSON_NAME = "person_name"
@@ -119,6 +138,9 @@ BUSINESS_NAME = "business_name"
 
 # Given names that are as often English words written capitalised (months, virtues, nouns at a
 # sentence start): before a place they mark no person ("May Paris traffic", "Grace Bay").
+NAMESAKE_DOMINANCE = 0.5
+# a bracketed name after one of these is the editor's note of who the pronoun is ("He (Steele) said"), no label
+PERSONAL_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "they", "them", "their", "i", "me", "we", "us", "you"})
 GIVEN_NAME_WORDS = frozenset({
     "april", "june", "may", "august", "autumn", "summer", "dawn", "eve", "grace", "hope", "joy", "faith", "will",
     "mark", "bill", "art", "guy", "pat", "sue", "ray", "rich", "chance", "hunter", "king", "major", "rose",
@@ -161,6 +183,14 @@ def named_country_breaks_tie(leaders: list[int], named: set[int]) -> list[int]:
     country (when exactly one is) wins."""
     named_leaders = [c for c in leaders if c in named]
     return named_leaders if len(named_leaders) == 1 else leaders
+
+
+def demonym_breaks_tie(leaders: list[int], demonyms: dict[int, int]) -> list[int]:
+    """``DEMONYM_BREAKS_TIE``: of countries tied on place score, the one the record's demonyms name most (when
+    exactly one is named most)."""
+    counts = [demonyms.get(c, 0) for c in leaders]
+    most = max(counts)
+    return [leaders[counts.index(most)]] if most and counts.count(most) == 1 else leaders
 
 
 def state_code_picks_namesake(heads: list[tuple], codes: list[tuple], code_type: int, town_type: int,
@@ -242,9 +272,15 @@ def place_name_in_prose(entries: list[tuple], name: str) -> list[tuple]:
     or a label whose every entry is context-only as a person's name: its entries made to count alone when they lie
     in one country and the name is no ``GIVEN_NAME_WORDS`` word, else unchanged. (An entry is ``(alias_norm, country, type, pair_only,
     context_only, ...)``; ``name`` is the name lower-cased.)"""
-    if name in GIVEN_NAME_WORDS or len({e[1] for e in entries}) != 1:
+    if name in GIVEN_NAME_WORDS:
         return entries
-    return [(*e[:4], False, *e[5:]) for e in entries]
+    largest: dict[int, int] = {}
+    for e in entries:
+        largest[e[1]] = max(largest.get(e[1], 0), e[7] or 0)
+    owner = max(largest, key=largest.__getitem__)
+    if any(pop >= NAMESAKE_DOMINANCE * largest[owner] for code, pop in largest.items() if code != owner):
+        return entries
+    return [(*e[:4], False, *e[5:]) for e in entries if e[1] == owner]
 
 
 def check_min_evidence(tier: str | None) -> str | None:
@@ -253,19 +289,20 @@ def check_min_evidence(tier: str | None) -> str | None:
     return tier
 
 
-def is_locative(previous: list[str]) -> bool:
+def is_locative(previous: list[str], person: bool = False) -> bool:
     """Does the token sequence just before a place mark it as a location?
 
     ``previous`` holds the (normalized) tokens before the place, nearest last. "of" counts only
     after a place noun ("the town of Gimli"), not as a possessive ("the mayor of Gimli" counts via
-    nothing here, on purpose: people are "of" places too).
+    nothing here, on purpose: people are "of" places too). For a name that is also a person's
+    (``person``) only ``PERSON_LOCATIVES`` count: people are gathered around, sat near and stood outside.
     """
     if not previous:
         return False
     word = previous[-1]
     if word == "of":
         return len(previous) >= 2 and previous[-2] in _PLACE_NOUNS_BEFORE_OF
-    return word in LOCATIVES
+    return word in (PERSON_LOCATIVES if person else LOCATIVES)
 
 
 def tier_of(match_types: list[str], locative: bool, village: bool = False, alternate: bool = False) -> str:

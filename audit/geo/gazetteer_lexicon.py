@@ -12,7 +12,11 @@ Rules, each a reason in the rejected table (``benchaudit geo lexicon --profile g
 * **Words.** A name that is also an English common word, or whose most frequent WordNet sense is a
   person, a people, a language or an organisation, is context-only and must be written capitalised
   (``context_only: common_english_word``, ``context_only: other_proper_noun_first``); so is a name
-  on the curated exclusion list (``context_only: common_word_or_non_geographic``).
+  on the curated exclusion list (``context_only: common_word_or_non_geographic``). A town whose name's first
+  WordNet sense is a natural feature, a sea, a river, a lake or a mountain, is context-only too: the feature is the
+  better known ("North Sea", a hamlet of New York; "Baltic", a town of South Dakota) (``context_only:
+  named_feature_first``). A person's name there (WordNet's first sense a person: "Kitchener", "Barrie") is read as
+  the place when written as one (``evidence.PLACE_NAME_IN_PROSE``), as a US Census name is.
 * **Villages.** A town of fewer than 1,000 people (GeoNames' ``cities500`` beyond ``cities1000``)
   that would be context-only is dropped instead (``village_not_owning_its_name: …``).
 * **Alternate names.** GeoNames' other names of its places of ≥ 15,000 people ("Bangalore", "Genf") fill gaps
@@ -33,7 +37,7 @@ Rules, each a reason in the rejected table (``benchaudit geo lexicon --profile g
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -47,6 +51,8 @@ from audit.geo.lexicon import (
     GENERIC_REGION_WORDS,
     REJECTED_COLUMNS,
     RESTRICTION_EXCLUDED,
+    RESTRICTION_FEATURE,
+    RESTRICTION_OTHER_PROPER,
     RESTRICTION_PERSON,
     Lexicon,
     LexiconConfig,
@@ -186,9 +192,11 @@ def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded:
         if wordsense.is_common_word(lower_noun, lower_other, written):
             return "common_english_word (WordNet)"
         if wordsense.is_other_proper_noun(first_sense, written, tagged, n_place, n_other):
-            return f"other_proper_noun_first (WordNet: {n_other} other proper senses, {n_place} places)"
+            return f"{RESTRICTION_OTHER_PROPER} (WordNet: first sense {first_sense}; {n_other} other proper senses, {n_place} places)"
     if mtype != "town":
         return None  # the rest applies to small places, whose own sense is the rarer one
+    if row is not None and row[2] == wordsense.NATURAL_OBJECT and row[3] == "proper":
+        return f"{RESTRICTION_FEATURE} (WordNet: first sense a natural feature, {wordsense.NATURAL_OBJECT})"
     if norm in people:
         return f"{RESTRICTION_PERSON} (US Census 1990 given name or surname, >= {PERSON_NAME_MIN_PCT}% of people)"
     if " " not in norm and norm.isascii() and not _place_first(row) and english_zipf(norm) >= ENGLISH_WORD_ZIPF:
@@ -218,10 +226,19 @@ def _alternates(cand: pd.DataFrame, named: pd.Series, min_letters: int) -> tuple
     return alts[alts["reason"].isna()].drop(columns="reason"), alts[alts["reason"].notna()][REJECTED_COLUMNS]
 
 
-def _all_english_words(norm: str) -> bool:
-    """Is every word of a name of several words a frequent English word ("international city", "business
-    bay")? Then the name, written in lower case, is a phrase of English prose, not the place."""
-    return all(english_zipf(w) >= ENGLISH_WORD_ZIPF for w in norm.split())
+# Compass words: before another place's name they describe a part of it ("east london", "north york")
+COMPASS_WORDS = frozenset({"north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest",
+                           "northern", "southern", "eastern", "western"})
+
+
+def _all_english_words(norm: str, places: Container[str]) -> bool:
+    """Is every word of a name of several words an English word WordNet writes in lower case ("international
+    city", "business bay", "gold coast"; not "las vegas" or "st louis", whose words wordfreq counts often as names),
+    or is it a compass word before another place's name ("east london": the east of London as often as the city of
+    South Africa)? Then the name, written in lower case, is a phrase of English prose, not the place."""
+    words = norm.split()
+    common = sources.wordnet_lower_case_words()
+    return all(w in common for w in words) or (words[0] in COMPASS_WORDS and " ".join(words[1:]) in places)
 
 
 def _place_first(row: tuple | None) -> bool:
@@ -345,7 +362,7 @@ def build_gazetteer(config: LexiconConfig, base: Lexicon) -> Lexicon:
         context_only.append(why is not None)
         # any case only for names that are no English word at all ("savannah", "burgundy" are)
         loose = (not worded_name and not _has_lower_sense(senses.get(norm))
-                 and (src_loose == 2 or (src_loose == 1 and not (" " in norm and _all_english_words(norm)))))
+                 and (src_loose == 2 or (src_loose == 1 and not (" " in norm and _all_english_words(norm, pool.total)))))
         if mtype == "code":  # "TX", "NSW", "N.Y." in capitals; "Minn.", "Vic", "Qld" capitalised
             case_rule.append("upper" if alias.upper() == alias else "initial")
         else:
@@ -432,6 +449,18 @@ def country_name_norms(codes_and_demonyms: tuple[dict[str, set[str]], set[str]] 
     """
     codes, demonyms = codes_and_demonyms or country_codes_and_demonyms()
     return set(codes), set(codes) | demonyms
+
+
+def large_city_words() -> set[str]:
+    """The words of the names of several words of places of a large city's size (``LARGE_CITY_POPULATION``), normalized.
+
+    Build-time helper of ``scripts.derive.wordnet``: ``wordnet_words.csv`` says which of them are English words, so
+    that a city named by a phrase of English prose ("gold coast") must be written capitalised.
+    """
+    places = gazetteer.populated_places(gazetteer.KNOWN_ABROAD_POPULATION)
+    names = alias_norms(places.loc[places["population"] >= gazetteer.LARGE_CITY_POPULATION, "alias"].tolist())
+    names += [fold_diacritics(n) for n in names]
+    return {w for n in names if " " in n for w in n.split()}
 
 
 def place_name_norms(min_population: int = 500) -> tuple[set[str], set[str]]:

@@ -57,6 +57,9 @@ CASE_RULES = ("any", "initial", "upper")
 # patterns read them (``patterns._restricted_as_person``).
 RESTRICTION_EXCLUDED = "common_word_or_non_geographic"  # on the curated exclusion list (excluded_aliases.csv)
 RESTRICTION_PERSON = "person_name"  # a US Census given name or surname
+# a small place named like the sea, river, lake or mountain WordNet knows first ("North Sea", NY; "Baltic", SD)
+RESTRICTION_FEATURE = "named_feature_first"
+RESTRICTION_OTHER_PROPER = "other_proper_noun_first"  # WordNet's main sense is another proper noun (its lexname follows)
 
 # Region names that are generic words rather than places.
 GENERIC_REGION_WORDS = frozenset({

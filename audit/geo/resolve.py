@@ -37,15 +37,18 @@ import pyarrow.compute as pc
 
 from audit.geo.addresses import find_addresses
 from audit.geo.evidence import (
+    ALTERNATE_NAME_WEIGHT,
     BRANDS,
     BUSINESS_NAME,
     COUNTRY_NAME_KEPT,
+    DEMONYM_BREAKS_TIE,
     DEMONYM_IN_FIXED_PHRASE,
     NAME_AS_LABEL,
     NAME_IN_PROSE,
     NAME_IN_TRADE_PHRASE,
     NAMED_COUNTRY_BREAKS_TIE,
     PERSON_NAME,
+    PERSONAL_PRONOUNS,
     PLACE_NAME_AS_LABEL,
     PLACE_NAME_IN_PROSE,
     PLACE_WEIGHTS,
@@ -57,6 +60,7 @@ from audit.geo.evidence import (
     VILLAGE_POPULATION,
     business_name,
     check_min_evidence,
+    demonym_breaks_tie,
     demonym_in_fixed_phrase,
     is_locative,
     name_in_prose,
@@ -327,7 +331,8 @@ class CountryResolver:
             if blocked[pid]:
                 continue  # a blocker ("french fries" says nothing about France)
             entries = table[pid]
-            if street:  # a street ("Dublin Road", "Korea Way") is no place; a country's before a road ("Laos road") is
+            if street and not _apart_from_next_word(lower, cased, start, end, rec_end, written_text, rec):
+                # a street ("Dublin Road", "Korea Way") is no place; a country's before a road ("Laos road") is
                 entries = [e for e in entries if e[2] == _COUNTRY] if _common_noun_follows(cased, end, rec_end) else []
                 if not entries:
                     continue
@@ -354,8 +359,9 @@ class CountryResolver:
                     entries = lifted
             if (self._person_named_place[pid] and entries and cased is not None
                     and _next_token(lower, end, rec_end) != "s"):  # "at Macy's": a business, named after a person
-                rule = (PLACE_NAME_IN_PROSE if _written_as_name(lower, cased, rec_start, rec_end, start, end) else
-                        PLACE_NAME_AS_LABEL if _written_as_label(lower, cased, start, end, written_text, rec) else None)
+                rule = (PLACE_NAME_IN_PROSE if _written_as_name(lower, cased, rec_start, rec_end, start, end, person=True) else
+                        PLACE_NAME_AS_LABEL if _written_as_label(lower, cased, start, end, written_text, rec, person=True)
+                        else None)
                 lifted = place_name_in_prose(entries, entries[0][0]) if rule else entries
                 if lifted is not entries:
                     fired.add(rule)
@@ -395,7 +401,7 @@ class CountryResolver:
                 if e[2] == _DEMONYM:
                     demonym[e[1]] = demonym.get(e[1], 0) + 1
                 else:
-                    place[e[1]] = place.get(e[1], 0) + _PLACE_WEIGHT[e[2]]
+                    place[e[1]] = place.get(e[1], 0) + (ALTERNATE_NAME_WEIGHT if e[8] else _PLACE_WEIGHT[e[2]])
         board = place or demonym
         kept = sorted({e[:3] for h in hits for e in h.entries})
         top = max(board.values())
@@ -404,6 +410,11 @@ class CountryResolver:
             broken = named_country_breaks_tie(leaders, {e[1] for h in hits for e in h.entries if e[2] == _COUNTRY})
             if broken != leaders:
                 fired.add(NAMED_COUNTRY_BREAKS_TIE)
+                leaders = broken
+        if len(leaders) > 1 and place and demonym:
+            broken = demonym_breaks_tie(leaders, demonym)
+            if broken != leaders:
+                fired.add(DEMONYM_BREAKS_TIE)
                 leaders = broken
         if len(leaders) > 1:
             return kept, (-1, _AMBIGUOUS, top + (sum(demonym.values()) if place else 0), -1), sorted(fired)
@@ -581,24 +592,32 @@ def _case_ok(rule: int, lower, cased, start: int, end: int) -> bool:
     return text == text.upper()
 
 
-def _written_as_name(lower, cased, rec_start: int, rec_end: int, start: int, end: int) -> bool:
+def _written_as_name(lower, cased, rec_start: int, rec_end: int, start: int, end: int, person: bool = False) -> bool:
     """``evidence.NAME_IN_PROSE``: is the span a capitalised name right after a locative and not
     followed by another capitalised word (which makes it part of a longer name: "Jordan Peterson",
-    "China Southern")? Needs the text as written."""
+    "China Southern")? Needs the text as written. A ``person``'s name reads only ``evidence.PERSON_LOCATIVES``."""
     if cased is None or not _case_ok(1, lower, cased, start, end):
         return False
     after = bytes(cased[end:min(rec_end, end + 40)]).split()
-    return not (after and after[0][:1].isupper()) and is_locative(_tokens_before(lower, rec_start, start))
+    return not (after and after[0][:1].isupper()) and is_locative(_tokens_before(lower, rec_start, start), person)
 
 
-def _written_as_label(lower, cased, start: int, end: int, written_text: pa.Array | None, rec: int) -> bool:
+def _written_as_label(lower, cased, start: int, end: int, written_text: pa.Array | None, rec: int,
+                      person: bool = False) -> bool:
     """``evidence.NAME_AS_LABEL``: is the span, capitalised, a label of its own in the record as written --
     alone in parentheses ("…Jewelry Gifts(China)", "(China (Mainland))") or closing the record after a
-    comma or a dash ("Sunset from the beach, Palau")? Only the written text keeps the punctuation."""
+    comma or a dash ("Sunset from the beach, Palau")? Only the written text keeps the punctuation.
+    For a ``person``'s name (``evidence.PLACE_NAME_AS_LABEL``) two bracketed forms are no label: after a personal
+    pronoun, the editor's note of who it is ("He (Steele) said"), and in capitals, an acronym ("(NASH)")."""
     if written_text is None or not _case_ok(1, lower, cased, start, end):
         return False
-    label = _label_pattern(_written(lower, cased, start, end))
-    return label.search(written_text[rec].as_py() or "") is not None
+    name = _written(lower, cased, start, end)
+    text = written_text[rec].as_py() or ""
+    found = _label_pattern(name).search(text)
+    if found is None or not person or not found.group().startswith("("):
+        return found is not None
+    before = text[:found.start()].split()
+    return not (name.isupper() or (before and before[-1].strip("\"'“”‘’").lower() in PERSONAL_PRONOUNS))
 
 
 def _in_trade_phrase(lower, cased, rec_start: int, rec_end: int, start: int, end: int) -> bool:
@@ -610,8 +629,15 @@ def _in_trade_phrase(lower, cased, rec_start: int, rec_end: int, start: int, end
 
 @lru_cache(maxsize=4096)
 def _label_pattern(name: str) -> re.Pattern:
-    word = re.escape(name).replace(r"\ ", r"\s+")
-    return re.compile(rf"\(\s*{word}\s*[()]|[,\-\u2013\u2014|]\s*{word}[\s.!)]*$")
+    word = _words_pattern(name)
+    return re.compile(rf"\(\s*{word}\s*[()]|[,\-\u2013\u2014|]\s*{word}[\s.!)]*$"
+                      rf"|(?:\||\s[\-\u2013\u2014])\s*{word}\s*(?:\||[\-\u2013\u2014]\s)")
+
+
+def _words_pattern(name: str) -> str:
+    """A regular expression for ``name``'s words as written, whatever the spaces between them (the matching buffers
+    separate words by more than one)."""
+    return r"\s+".join(map(re.escape, name.split()))
 
 
 def _written(lower, cased, start: int, end: int) -> str:
@@ -623,6 +649,17 @@ def _next_token(lower, end: int, rec_end: int) -> str:
     """The (lower-cased) token after a span ending at ``end``, or ""."""
     after = bytes(lower[end:min(rec_end, end + 24)]).split()
     return after[0].decode("utf-8", "replace") if after else ""
+
+
+def _apart_from_next_word(lower, cased, start: int, end: int, rec_end: int, written_text: pa.Array | None, rec: int) -> bool:
+    """Does punctuation stand between the span and the next word in the record as written ("¡Viva Mexico! Square
+    Collection", "Bantayan - Way to the Beach")? Then that word begins something else, and names no street with it. A
+    hyphen between words joins them, and does not count; a dash between spaces separates."""
+    if written_text is None:
+        return False
+    name, following = _written(lower, cased, start, end), _next_token(lower, end, rec_end)
+    pattern = rf"{_words_pattern(name)}(?:\s*[!?.,;:|()\[\]/]+\s*|\s+[-\u2013\u2014]+\s+){re.escape(following)}"
+    return re.search(pattern, written_text[rec].as_py() or "", re.IGNORECASE) is not None
 
 
 def _common_noun_follows(cased, end: int, rec_end: int) -> bool:

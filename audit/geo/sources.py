@@ -192,6 +192,14 @@ def wordnet_place_names() -> frozenset[str]:
         return frozenset(r["alias_norm"] for r in csv.DictReader(fh) if int(r["proper_place_senses"]) > 0)
 
 
+@lru_cache(maxsize=1)
+def wordnet_lower_case_words() -> frozenset[str]:
+    """The words of the names of several words of large cities that WordNet 3.0 lists in lower case
+    (``wordnet_words.csv``, derived by ``scripts.derive.wordnet``): "coast", "bay"; not "vegas"."""
+    with (DATA / "wordnet_words.csv").open(encoding="utf-8") as fh:
+        return frozenset(r["word"] for r in csv.DictReader(fh))
+
+
 def wordnet_features() -> list[tuple[str, str, str]]:
     """(alias, country, kind) of the named natural features, parks and landmarks that lie in one country ("Lake
     Constance": DE, lake), derived from WordNet 3.0 by ``scripts.derive.wordnet`` (``audit.geo.wordsense.features_in_one_country``)."""

@@ -25,6 +25,9 @@ Mexico" name a continent or a sea, not the United States, India or Mexico.
 
 ``wordnet_features.csv`` — the named natural features, parks and landmarks that lie in one country ("Lake Constance",
 "Machu Picchu", "Eiffel Tower") with that country (``features_in_one_country``): ``region`` entries of the gazetteer.
+
+``wordnet_words.csv`` — the words of large cities' names of several words that WordNet writes in lower case ("bay",
+"coast"; ``lower_case_words``): a name made only of them is an English phrase ("gold coast"), matched capitalised only.
 """
 from __future__ import annotations
 
@@ -35,7 +38,8 @@ import pandas as pd
 from audit.geo.normalize import alias_norms, fold_diacritics
 from audit.geo.wordnet_model import WordNet  # read from the database files by scripts.derive.wordnet, at build time only
 
-PLACE_SENSES = frozenset({"noun.location", "noun.object"})  # cities, regions; rivers, islands, mountains
+NATURAL_OBJECT = "noun.object"  # WordNet's lexicographer file of natural objects: seas, rivers, lakes, mountains, islands
+PLACE_SENSES = frozenset({"noun.location", NATURAL_OBJECT})  # cities, regions; rivers, islands, mountains
 NON_GEOGRAPHIC_SENSES = frozenset({
     "noun.food", "noun.artifact", "noun.animal", "noun.plant", "noun.person", "noun.substance",
 })
@@ -46,9 +50,9 @@ NAME_COLUMNS = ["alias_norm", "lower_noun", "lower_other_pos", "first_sense", "f
 COLLOCATION_COLUMNS = ["alias_norm", "lemma", "sense", "contains"]
 
 WORDNET_NOTICE = """\
-The files wordnet_names.csv, wordnet_collocations.csv, wordnet_demonyms.csv and wordnet_features.csv in this
-folder are derived from WordNet 3.0 (lemmas, sense order, lexicographer file names, and the countries that
-part holonyms put a place in). WordNet's licence requires this notice:
+The files wordnet_names.csv, wordnet_collocations.csv, wordnet_demonyms.csv, wordnet_features.csv and
+wordnet_words.csv in this folder are derived from WordNet 3.0 (lemmas, sense order, lexicographer file names,
+and the countries that part holonyms put a place in). WordNet's licence requires this notice:
 
 WordNet Release 3.0
 
@@ -95,6 +99,15 @@ def _is_lower_form(wn: WordNet, key: str) -> bool:
     lemma = key[2:]
     return any(f == f.lower() and any(ch.isalpha() for ch in f)
                for s in wn.senses[key] for f in (_written(w) for w in wn.synsets[s].words) if f.lower() == lemma)
+
+
+def lower_case_words(wn: WordNet, words: set[str]) -> pd.DataFrame:
+    """The ``words`` WordNet lists as a lower-case word of any part of speech, inflected forms included ("bay",
+    "coast", "springs"; not "vegas", "louis" or "moines", which wordfreq counts often because names are
+    words to it): the words a name of several words is made of when it is a phrase of English prose."""
+    rows = sorted(w for w in words if " " not in w and any(
+        _is_lower_form(wn, f"{pos}:{b}") for pos in "nvar" for b in wn.base_forms(pos, w)))
+    return pd.DataFrame({"word": rows})
 
 
 def name_senses(wn: WordNet, names: set[str]) -> pd.DataFrame:

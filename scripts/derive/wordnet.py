@@ -1,8 +1,9 @@
 """Princeton WordNet 3.0 read from its database files, for the gazetteer lexicon's word filters and named features.
 
 Used at build time only, by a maintainer: ``python -m scripts.derive.wordnet [--dict /usr/share/wordnet]``
-(Debian: ``apt-get install wordnet-base``) derives the four small tables the lexicon build reads
-(``audit/geo/data/wordnet_names.csv``, ``wordnet_collocations.csv``, ``wordnet_demonyms.csv``, ``wordnet_features.csv``)
+(Debian: ``apt-get install wordnet-base``) derives the five small tables the lexicon build reads
+(``audit/geo/data/wordnet_names.csv``, ``wordnet_collocations.csv``, ``wordnet_demonyms.csv``, ``wordnet_features.csv``,
+``wordnet_words.csv``)
 and writes them with WordNet's licence notice. Nothing at run time, and no test, needs WordNet itself.
 
 The files are the documented ``wndb(5WN)`` format: ``index.POS`` lists each lower-case lemma's
@@ -81,7 +82,12 @@ def read_wordnet(dict_dir: str | Path) -> WordNet:
 
 def main() -> None:
     from audit.geo import wordsense
-    from audit.geo.gazetteer_lexicon import country_codes_and_demonyms, country_name_norms, place_name_norms
+    from audit.geo.gazetteer_lexicon import (
+        country_codes_and_demonyms,
+        country_name_norms,
+        large_city_words,
+        place_name_norms,
+    )
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dict", default="/usr/share/wordnet", help="WordNet 3.0 dict directory")
@@ -101,8 +107,10 @@ def main() -> None:
                                                                           lineterminator="\n")
     wordsense.features_in_one_country(wn, codes_and_demonyms[0], names).to_csv(out / "wordnet_features.csv", index=False,
                                                                                lineterminator="\n")
+    wordsense.lower_case_words(wn, large_city_words()).to_csv(out / "wordnet_words.csv", index=False, lineterminator="\n")
     (out / "LICENSE_WordNet.txt").write_text(wordsense.WORDNET_NOTICE, encoding="utf-8")
-    print(f"wrote {out}/wordnet_names.csv, wordnet_collocations.csv, wordnet_demonyms.csv, wordnet_features.csv, LICENSE_WordNet.txt")
+    print(f"wrote {out}/wordnet_names.csv, wordnet_collocations.csv, wordnet_demonyms.csv, wordnet_features.csv, "
+          "wordnet_words.csv, LICENSE_WordNet.txt")
 
 
 if __name__ == "__main__":

@@ -214,7 +214,94 @@ def test_place_name_in_prose_leaves_the_person_the_word_the_business_and_the_nam
         "lunch at McDonald's",
         "the concert in April",  # a given name that is as often a word
         "snow in March",  # a word, not a person's name
-        "a town hall meeting in Lombard",  # WordNet's other proper noun first (the Lombards), no census name
+        "the family gathered at Christmas",  # WordNet's other proper noun first (a holiday), no census name
         "a rainy week in Manchester",  # a person's name only among namesakes in several countries
         "checking in at an airport somewhere in Asia",  # a town of the Philippines, but WordNet's continent first
     ]) == [None] * 9
+
+
+def test_place_name_in_prose_reads_a_name_wordnet_knows_first_as_a_person_written_as_a_place(gazetteer):
+    # WordNet's first sense of "Hutchinson" (Anne Hutchinson), "Lombard" (a member of a Germanic people) and
+    # "Kitchener" (the field marshal) is a person: context-only, like a census name, and the place where written as one
+    texts = ["emergency crews in Hutchinson responded to a fire", "a town hall meeting in Lombard",
+             "The Walper Hotel - Kitchener - Bedroom", "Lord Kitchener inspects the troops",
+             "Children gathered around Santa Claus at the mall"]  # people are gathered around: not a locative for them
+    res = gazetteer.resolve(pa.array(texts), with_matches=True)
+    assert res.country.to_pylist() == ["US", "US", "CA", None, None]
+    assert [r for r in res.rules.to_pylist()[:3]] == [["place_name_in_prose"], ["place_name_in_prose"], ["place_name_as_label"]]
+
+
+def test_a_person_named_place_with_namesakes_abroad_goes_to_the_one_no_namesake_comes_near(gazetteer):
+    # Alameda (US, 78,630 people; a Spanish town of 5,241) and Lugo (ES, 98,025; Italy's 21,273): written as a
+    # place, the name is the place no namesake abroad comes within half the size of, as a city's is in the lexicon
+    assert countries(gazetteer, ["a bright kitchen in Alameda designed by William Adams", "For sale: a house in Lugo",
+                                 "Sunny flat in Blackburn with a garden"]) == ["US", "ES", None]  # Blackburn: no person
+
+
+def test_place_name_in_prose_on_several_countries_needs_one_to_dominate():
+    from audit.geo.evidence import place_name_in_prose
+
+    def entry(code: int, population: int) -> tuple:
+        return ("lugo", code, 0, False, True, 1, frozenset(), population, False)
+
+    lifted = place_name_in_prose([entry(1, 98_025), entry(2, 21_273), entry(3, 2_372)], "lugo")
+    assert [(e[1], e[4]) for e in lifted] == [(1, False)]  # only the dominant country's, and no longer context-only
+    close = [entry(1, 98_025), entry(2, 49_013)]  # half the size of the largest: no one dominates
+    assert place_name_in_prose(close, "lugo") == close
+
+
+def test_a_bracketed_person_after_a_pronoun_or_an_acronym_is_no_place_label(gazetteer):
+    # the editor's note of who a pronoun is, and an acronym in capitals: "(Davis)", "(NASH)" are not the places
+    assert countries(gazetteer, ["Durr hit him (Davis) when he tried to leave",
+                                 'He said: "He (Steele) was compiling this report"',
+                                 "Walsh has Nonalcoholic Steatohepatitis (NASH), a condition"]) == [None, None, None]
+
+
+def test_a_label_of_several_words_and_a_label_between_dashes(gazetteer):
+    # "Prince Rupert" (BC; WordNet's first sense the prince) as a label: the words of a name as written are separated
+    # by one space, not by the two of the matching buffer; a field of its own between dashes or bars is a label too
+    texts = ["Fishing charters - Prince Rupert", "Harbour at dawn (Prince Rupert)", "The Walper Hotel - Kitchener - Bedroom"]
+    assert countries(gazetteer, texts) == ["CA", "CA", "CA"]
+    # commas set off people in news prose ("Her eldest, Harrison, 8,"): a field between commas is no label
+    assert countries(gazetteer, ["Her eldest, Hutchinson, 8, held a paper plate"]) == [None]
+
+
+def test_punctuation_between_a_name_and_a_street_word_makes_no_street(gazetteer):
+    assert countries(gazetteer, ["¡Viva Mexico! Square Collection - Pink VW Beetle", "Bantayan - Way to the Beach",
+                                 "Bantayan-Way", "Korea Way", "a surf shack on Baltic Avenue"]) == ["MX", "PH", None, None, None]
+
+
+def test_demonym_breaks_a_tie_between_places(gazetteer):
+    # DEMONYM_BREAKS_TIE: the country Greece ties the country Macedonia; "Greek" says which. Without a demonym, or
+    # with demonyms of both, a tie stays a tie
+    res = gazetteer.resolve(pa.array(["Greek Macedonia, Greece flag Mouse Pads", "Mongolia and Russia border",
+                                      "Mongolian and Russian herders at the Mongolia and Russia border"]), with_matches=True)
+    assert res.country.to_pylist() == ["GR", None, None]
+    assert "demonym_breaks_tie" in res.rules.to_pylist()[0]
+
+
+def test_demonym_breaks_tie_only_for_exactly_one_leader_named_most():
+    from audit.geo.evidence import demonym_breaks_tie
+
+    assert demonym_breaks_tie([1, 2], {1: 1}) == [1]
+    assert demonym_breaks_tie([1, 2], {1: 1, 2: 1}) == [1, 2]
+    assert demonym_breaks_tie([1, 2], {3: 2}) == [1, 2]  # a demonym of a country not tied decides nothing
+
+
+def test_a_small_town_named_like_a_sea_is_the_sea(gazetteer):
+    # "Baltic" (a town of South Dakota) and "North Sea" (a hamlet of New York) are WordNet's sea first: context-only
+    assert countries(gazetteer, ["A beach on the Baltic Sea at Laboe", "the island Helgoland in the North Sea",
+                                 "a green Baltic beach chair"]) == ["DE", "DE", None]
+
+
+def test_a_place_named_by_another_name_counts_below_one_named_by_its_own():
+    # GeoNames lists "Nhat Chieu" (Vietnamese) for China's Rizhao; beside Hanoi's Tay Ho it no longer ties it
+    assert countries(resolver(), ["Lakeview apartment for rent on Nhat Chieu, Tay Ho"]) == ["VN"]
+
+
+def test_a_large_city_named_by_words_no_english_phrase_holds_matches_in_lower_case(gazetteer):
+    # wordfreq counts "vegas" and "louis" often, as names; WordNet has no lower-case word "vegas" or "louis", so
+    # "las vegas" and "st louis" are no English phrase. "east london" is a compass word before London, and the
+    # east of London as often as the city of South Africa
+    assert countries(gazetteer, ["wedding dress rental las vegas wedding idea", "tent rental st louis wedding decoration",
+                                 "the victim was taken to an east london hospital"]) == ["US", "US", "GB"]

@@ -104,9 +104,12 @@ def test_a_place_known_abroad_that_no_namesake_abroad_comes_near_owns_its_name(b
         assert r.loc[owner, "restriction"] is None or pd.isna(r.loc[owner, "restriction"]), name
     assert "context_only: namesake_share 0.71 < 0.90" not in reasons(built, "san francisco")
     # a town known abroad (15,000+ people) too: Santa Monica (93,220) against villages of Brazil, Mexico and the
-    # Philippines; Niagara Falls, Ontario (99,818) against its New York namesake (48,916, under half). Patong, of
-    # 14,797 people, is not known abroad by this measure and stays context-only against the Philippine village
-    for name, owner in (("santa monica", "US"), ("niagara falls", "CA")):
+    # Philippines; Beckenham (60,739) against towns of Australia (7,385) and New Zealand. Patong, of 14,797 people, is
+    # not known abroad by this measure and stays context-only against the Philippine village; Niagara Falls, Ontario
+    # (99,818) would own its name against its New York namesake, but the name is WordNet's falls first
+    # (``named_feature_first``), and the falls lie in both countries
+    assert rows(entries, "niagara falls")["context_only"].all()
+    for name, owner in (("santa monica", "US"), ("beckenham", "GB")):
         r = rows(entries, name)
         assert r.loc[owner, "match_type"] == "town" and r.loc[owner, "context_only"] == False, name  # noqa: E712
         assert r.drop(index=owner)["context_only"].all(), name
@@ -157,13 +160,28 @@ def test_capitalisation_rules(entries):
     # any other city of a large city's size, unless its name is an English phrase ("business bay", Dubai)
     assert rows(entries, "dehradun").loc["IN", "case_rule"] == "any"
     assert rows(entries, "business bay").loc["AE", "case_rule"] == "initial"
+    # words WordNet has in lower case make a phrase ("gold coast"); names wordfreq counts often do not ("las vegas")
+    assert rows(entries, "gold coast").loc["AU", "case_rule"] == "initial"
+    assert rows(entries, "las vegas").loc["US", "case_rule"] == "any" and rows(entries, "st louis").loc["US", "case_rule"] == "any"
+    assert rows(entries, "east london").loc["ZA", "case_rule"] == "initial"  # a compass word before London
+
+
+def test_an_english_phrase_is_made_of_lower_case_words_or_a_compass_word_and_a_place():
+    from audit.geo.gazetteer_lexicon import _all_english_words
+
+    places = {"london", "york"}
+    assert _all_english_words("gold coast", places) and _all_english_words("international city", places)
+    assert not _all_english_words("las vegas", places) and not _all_english_words("st louis", places)
+    assert _all_english_words("east london", places) and _all_english_words("north york", places)
+    assert not _all_english_words("east timbuktu", places)  # a compass word before no place: a name
 
 
 @pytest.mark.parametrize("alias, country, reason", [
     ("perth", "GB", "context_only: namesake_share"),
     ("congo", "BR", "context_only: namesake_share"),  # the two Congos' shared name still outweighs a town of 4,933
     ("orange", None, "context_only: common_english_word"),  # WordNet: the fruit and the colour
-    ("jackson", "US", "context_only: other_proper_noun_first"),  # WordNet: seven people, four places
+    ("jackson", "US", "context_only: other_proper_noun_first (WordNet: first sense noun.person"),  # seven people, four places
+    ("north sea", "US", "context_only: named_feature_first"),  # WordNet: the sea, not the hamlet of New York
     ("sanford", "US", "context_only: person_name"),  # US Census 1990 surname
     ("obama", "JP", "context_only: frequent_english_word"),  # wordfreq: the name, not the town
     ("reading", "GB", "context_only: common_word_or_non_geographic"),  # the curated exclusion list
@@ -366,6 +384,9 @@ def test_shipped_wordnet_tables_are_the_derivation():
     named = features.set_index("alias_norm").loc[["lake constance", "machu picchu", "eiffel tower"]]
     shipped_features = pd.read_csv(DATA / "wordnet_features.csv", keep_default_na=False).set_index("alias_norm")
     pd.testing.assert_frame_equal(named, shipped_features.loc[named.index])
+    words = set(wordsense.lower_case_words(wn, {"gold", "coast", "bay", "springs", "vegas", "louis", "moines"})["word"])
+    assert words == {"gold", "coast", "bay", "springs"}  # "springs": an inflected form
+    assert words <= set(pd.read_csv(DATA / "wordnet_words.csv", keep_default_na=False)["word"])
 
 
 @pytest.mark.skipif(importlib.util.find_spec("names") is None,
