@@ -1,5 +1,6 @@
 """Every README and docs/ command runs here, as written, on the shipped data: only its outputs go to a
-temporary root, where it has them and sets none ``--limit`` and ``--bootstrap`` are made small, and ``--sample`` is capped at 10.
+temporary root, where it has them and sets none ``--limit`` and ``--bootstrap`` are made small, and a model command's
+``--sample`` is capped at 3 and its ``--router-max-tokens`` at 16 (the same code path on fewer items and shorter rewrites).
 The commands that cannot are listed one by one in ``ELSEWHERE`` with why (a cluster, an object store,
 an endpoint, a GPU-class model, or runs and files only the reader has); a command that needs any of
 these and is not listed there fails ``test_every_command_that_cannot_run_here_is_listed``."""
@@ -19,7 +20,8 @@ pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 OUTPUTS = ("--out", "--to", "--rejected", "--fetch-to")  # where a command writes: sent to the test's root
 SMALL = {"--limit": "30", "--bootstrap": "50"}
-CAPS = {"--sample": 10}  # a model command's items, capped: the run as written, on fewer items (a test of "it runs")
+# a model command's items and rewrite lengths, capped: the run as written, on fewer and shorter calls (a test of "it runs")
+CAPS = {"--sample": 3, "--router-max-tokens": 16}
 PLACEHOLDER = re.compile(r"<[^>]*>|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b(?![.\w])")  # <id>, RUN_ID, MODEL (not TruthfulQA.csv)
 NEEDS_OUTSIDE = ("://", "--address", "submit ")
 
