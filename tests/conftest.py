@@ -22,19 +22,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(FIXTURE_MARKERS[fixture])
     # The order in which pytest-xdist hands out test files (scripts/test passes --no-loadscope-reorder to keep it):
     # xdist's own, the files with the most tests first, except that a file with a test that mostly waits on a fixed
-    # timeout (marker ``waits``) goes first. Why: in xdist's order such a one-test file came last, and its worker then
-    # waited 30 s on an idle machine while the other had nothing left; started first, the wait overlaps the other
-    # worker's work. (Ordering every end-to-end file first was measured: two at once crowd two cores, no faster.)
+    # timeout (marker ``waits``) goes first and a file of the longest end-to-end runs (marker ``longest``) second.
+    # Why: in xdist's order such a one-test file came last, and its worker then waited 30 s on an idle machine, or ran
+    # the lost-node tests for 80 s, while the other had nothing left; started first, the wait overlaps the other
+    # worker's work, and the longest file runs beside the wait on the core it leaves idle. (Ordering every end-to-end
+    # file first was measured: two at once crowd two cores, no faster.)
     def file_of(item: pytest.Item) -> str:
         return item.nodeid.split("::")[0]
 
     tests_in: dict[str, int] = {}
-    waits: set[str] = set()
+    first: dict[str, int] = {}
     for item in items:
         tests_in[file_of(item)] = tests_in.get(file_of(item), 0) + 1
         if item.get_closest_marker("waits"):
-            waits.add(file_of(item))
-    items.sort(key=lambda item: (file_of(item) not in waits, -tests_in[file_of(item)]))  # stable: in-file order kept
+            first[file_of(item)] = 0
+        elif item.get_closest_marker("longest"):
+            first.setdefault(file_of(item), 1)
+    items.sort(key=lambda item: (first.get(file_of(item), 2), -tests_in[file_of(item)]))  # stable: in-file order kept
 
 
 @pytest.fixture(scope="session")

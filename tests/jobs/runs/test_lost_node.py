@@ -25,7 +25,7 @@ from tests.servers.ray_cluster import NodeStates, add_node, kill_raylet, start_c
 from tests.servers.ray_head import ray_env
 from tests.servers.tiny_lm import shared_tiny_lm
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.longest]  # scripts/test starts this file second
 ANSWERS = re.compile(r"([\d,]+)/([\d,]+) answers")
 
 
