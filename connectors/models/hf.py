@@ -86,15 +86,12 @@ class RowSampler:
     its temperature-scaled, top-p-filtered logits; the argmax of ``logits + Gumbel`` is an exact
     draw from their softmax (the Gumbel-max trick), so each row's sample depends on its prompt and
     seed only. A row without a seed gets a fresh random one (sampling without a seed is never cached).
-    ``temperature`` and ``top_p`` are one value for every row or one per row; a row at temperature 0 keeps its
-    scores, and so decodes greedily beside sampled rows in one batch (a clean and a noisy router call share it).
+    Temperature and top-p are per row too: a row at temperature 0 keeps its scores, and so decodes greedily beside
+    sampled rows in one batch (a clean and a noisy router call share it).
     """
 
-    def __init__(self, torch: Any, seeds: Sequence[int | None], temperature: float | Sequence[float],
-                 top_p: float | Sequence[float], device: Any) -> None:
-        n = len(seeds)
-        temperatures = [float(temperature)] * n if isinstance(temperature, int | float) else [float(t) for t in temperature]
-        top_ps = [float(top_p)] * n if isinstance(top_p, int | float) else [float(p) for p in top_p]
+    def __init__(self, torch: Any, seeds: Sequence[int | None], temperatures: Sequence[float], top_ps: Sequence[float],
+                 device: Any) -> None:
         self.torch = torch
         self.sampled = torch.tensor([t > 0 for t in temperatures], device=device).unsqueeze(-1)
         self.temperature = torch.tensor([t if t > 0 else 1.0 for t in temperatures], device=device).unsqueeze(-1)

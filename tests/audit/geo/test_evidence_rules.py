@@ -228,7 +228,7 @@ def test_place_name_in_prose_reads_a_name_wordnet_knows_first_as_a_person_writte
              "Children gathered around Santa Claus at the mall"]  # people are gathered around: not a locative for them
     res = gazetteer.resolve(pa.array(texts), with_matches=True)
     assert res.country.to_pylist() == ["US", "US", "CA", None, None]
-    assert [r for r in res.rules.to_pylist()[:3]] == [["place_name_in_prose"], ["place_name_in_prose"], ["place_name_as_label"]]
+    assert res.rules.to_pylist()[:3] == [["place_name_in_prose"], ["place_name_in_prose"], ["place_name_as_label"]]
 
 
 def test_a_person_named_place_with_namesakes_abroad_goes_to_the_one_no_namesake_comes_near(gazetteer):
@@ -294,9 +294,9 @@ def test_a_small_town_named_like_a_sea_is_the_sea(gazetteer):
                                  "a green Baltic beach chair"]) == ["DE", "DE", None]
 
 
-def test_a_place_named_by_another_name_counts_below_one_named_by_its_own():
+def test_a_place_named_by_another_name_counts_below_one_named_by_its_own(gazetteer):
     # GeoNames lists "Nhat Chieu" (Vietnamese) for China's Rizhao; beside Hanoi's Tay Ho it no longer ties it
-    assert countries(resolver(), ["Lakeview apartment for rent on Nhat Chieu, Tay Ho"]) == ["VN"]
+    assert countries(gazetteer, ["Lakeview apartment for rent on Nhat Chieu, Tay Ho"]) == ["VN"]
 
 
 def test_a_large_city_named_by_words_no_english_phrase_holds_matches_in_lower_case(gazetteer):

@@ -64,7 +64,7 @@ def test_row_sampler_draws_from_the_tempered_nucleus():
     expected = np.zeros_like(probs)
     expected[nucleus] = probs[nucleus] / probs[nucleus].sum()
     draws = 4000
-    picks = [int(RowSampler(torch, [seed], temperature, top_p, "cpu")(None, logits).argmax()) for seed in range(draws)]
+    picks = [int(RowSampler(torch, [seed], [temperature], [top_p], "cpu")(None, logits).argmax()) for seed in range(draws)]
     counts = np.bincount(picks, minlength=5)
     assert set(np.flatnonzero(counts)) <= set(nucleus.tolist()) and len(nucleus) < 5
     for k in nucleus:  # within 4 binomial standard deviations
