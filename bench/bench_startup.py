@@ -2,6 +2,7 @@
 
     python -m bench.bench_startup --help-only [--repeats 10]     # benchaudit --help and benchaudit geo --help
     python -m bench.bench_startup [--repeats 3] [--with-running-ray]
+    python -m bench.bench_startup --in-process [--repeats 3]   # small runs beside a Ray running in this process
 
 Help: the installed ``benchaudit`` script in a fresh process, cold (no bytecode cache: a fresh
 ``PYTHONPYCACHEPREFIX``, so every module is compiled, as on the first run after an install) and
@@ -14,6 +15,12 @@ dataset cards. ``--with-running-ray`` also times the Ray-only jobs (coreset buil
 started with ``ray start`` is up (in a private RAY_TMPDIR, stopped afterwards by its own PIDs), which
 ``init_ray`` joins instead of starting one. Also printed: the import time of the CLI (what
 ``--help`` costs).
+
+``--in-process``: small geo runs (the gazetteer profile, 40 captions) called one after another in one Python
+process that runs a local Ray (a notebook's ``ray.init()``, a plan of several jobs, the test suite), ``--executor
+ray`` against ``auto``, alternated; wall seconds and the whole machine's busy CPU seconds (``/proc/stat``: the Ray
+workers too), medians. ``auto`` keeps such a run in the process: one pool actor would cost a worker start and a
+lexicon compile that this process has paid once already.
 """
 from __future__ import annotations
 
@@ -117,13 +124,60 @@ def with_running_ray(work: Path, repeats: int) -> list[tuple[str, float, float]]
     return [("coreset build (20,000 targets)", statistics.median(fresh), statistics.median(joined))]
 
 
+def _busy_cpu_s() -> float:
+    """Busy CPU seconds of the whole machine since boot (every process: the Ray workers a run starts too)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def in_process(work: Path, repeats: int) -> list[tuple[str, float, float]]:
+    """Small geo runs in this process beside its running local Ray: (measure, on Ray, auto)."""
+    import ray
+
+    from jobs.common.cli.config import RunOptions
+    from jobs.geo.config import CorpusConfig, GeoConfig
+    from jobs.geo.run import run
+    from tests.builders import write_tar
+
+    for shard in range(2):
+        write_tar(work / f"{shard:05d}.tar", [(f"{shard}{i:04d}", f"Street food in Bangkok {i}".encode(), {"url": f"http://a.th/{i}"})
+                                              for i in range(20)])
+    cfg = GeoConfig(corpus=[CorpusConfig(name="wds", paths=[str(work / "*.tar")], format="webdataset", text="txt", url="url")],
+                    bootstrap=0)
+    ray.init(address="local", include_dashboard=False, log_to_driver=False)
+    try:
+        times: dict[str, list[tuple[float, float]]] = {"ray": [], "auto": []}
+        for i in range(repeats + 1):  # the first pair pays the first actor's and this process's one-time costs: not counted
+            for executor in ("ray", "auto"):
+                wall, cpu = time.perf_counter(), _busy_cpu_s()
+                run(cfg, RunOptions(out=str(work / "runs"), executor=executor, log_level="warning"))
+                if i:
+                    times[executor].append((time.perf_counter() - wall, _busy_cpu_s() - cpu))
+    finally:
+        ray.shutdown()
+    return [(measure, statistics.median(t[k] for t in times["ray"]), statistics.median(t[k] for t in times["auto"]))
+            for k, measure in enumerate(("wall, s", "busy CPU, s"))]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--with-running-ray", action="store_true")
     ap.add_argument("--running-ray-only", action="store_true", help="only the joined-Ray comparison")
     ap.add_argument("--help-only", action="store_true", help="only the --help timings")
+    ap.add_argument("--in-process", action="store_true", help="only small runs beside a Ray running in this process")
     a = ap.parse_args()
+    if a.in_process:
+        work = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+        try:
+            rows = in_process(work, a.repeats)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"geo, 40 captions, gazetteer, in a process running Ray (median of {a.repeats} runs after a first pair)")
+        print(f"{'measure':16} {'--executor ray':>15} {'auto':>8} {'saved':>7}")
+        for measure, on_ray, auto in rows:
+            print(f"{measure:16} {on_ray:15.2f} {auto:8.2f} {on_ray / auto:6.1f}×")
+        return
     print(f"{'command':24} {'cold, s':>8} {'warm, s':>8}   (median of {a.repeats}; cold: no bytecode cache)")
     for name, cold, warm in help_rows(a.repeats):
         print(f"{name:24} {cold:8.2f} {warm:8.2f}")

@@ -322,19 +322,20 @@ def _pool_size(shards: list[Shard], task: ShardTask) -> int:
 
 
 def choose_executor(opts: RunOptions, shards: list[Shard], task: ShardTask) -> str:
-    """``local`` (in this process, no Ray) or ``ray``.
+    """``local`` (in this process) or ``ray``.
 
-    ``--executor auto`` runs locally only when that cannot be slower: no ``--address``, no Ray
-    already running in this process, and a plan whose every shard is sized, with at most
-    ``task.local_rows`` rows in all and, for shards whose rows are unknown up front, at most
-    ``task.local_bytes`` stored bytes.
+    ``--executor auto`` runs locally only when that cannot be slower: no ``--address``, and a plan
+    whose every shard is sized, with at most ``task.local_rows`` rows in all and, for shards whose
+    rows are unknown up front, at most ``task.local_bytes`` stored bytes.
+
+    A Ray already running in this process (a notebook's ``ray.init()``, a plan of several jobs) does
+    not change that: Ray would give such a plan one pool actor (``actors_needed``), which is this
+    process's own work plus a worker start and the task's setup (a lexicon compile, 2.4 s for the
+    gazetteer), a setup this process keeps between runs (``connectors.geo.compiled``).
     """
     if opts.executor != "auto":
         return opts.executor
-    import sys
-
-    ray = sys.modules.get("ray")
-    if opts.address or (ray is not None and ray.is_initialized()):
+    if opts.address:
         return "ray"
     sizes = [_planned(s) for s in shards]
     unsized = [s for s, rows in zip(shards, sizes) if rows is None]

@@ -55,7 +55,7 @@ def inputs(tmp_path_factory) -> list[BenchmarkConfig]:
 
 def test_multi_file_multi_benchmark_run_equals_in_process(ray_local, tmp_path, inputs):
     cfg = ConventionsConfig(benchmark=inputs, bootstrap=REPLICATES, shard_rows=7)
-    out = run(cfg, RunOptions(out=str(tmp_path / "runs")))
+    out = run(cfg, RunOptions(out=str(tmp_path / "runs"), executor="ray"))  # small: auto would keep it in the driver
     summary, manifest = load(out)
 
     stage, boot = ConventionStage(), BootstrapConfig(REPLICATES, 2026, 0.95)

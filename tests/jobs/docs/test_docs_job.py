@@ -66,7 +66,7 @@ def sheets(tmp_path: Path) -> list[str]:
 
 def test_docs_run_equals_in_process(ray_local, tmp_path, cards):
     reviews = sheets(tmp_path)
-    out = run(DocsConfig(cards=[str(cards)], reviews=reviews), RunOptions(out=str(tmp_path / "runs")))
+    out = run(DocsConfig(cards=[str(cards)], reviews=reviews), RunOptions(out=str(tmp_path / "runs"), executor="ray"))
     summary, manifest = load(out)
 
     names = {"hf_card_detailed.md": "hf_card_detailed", "croissant_rai.json": "croissant_rai",

@@ -115,7 +115,8 @@ def scan(tmp_path: Path, name: str, kill_mid_scan: bool = False,
     thread = None
     if kill_mid_scan:
         thread, task = threading.Thread(target=killer), StuckOnce
-    with JobRun("faulty", Cfg(), RunOptions(out=str(tmp_path / name)), {"k": 8}, seed=None) as job:
+    # executor="ray": 8,000 rows would run in this process (``choose_executor``); these faults are a Ray worker's
+    with JobRun("faulty", Cfg(), RunOptions(out=str(tmp_path / name), executor="ray"), {"k": 8}, seed=None) as job:
         if thread:
             thread.start()
         result = job.scan(shards(8), task(str(calls)))
@@ -176,7 +177,7 @@ DRIVER = textwrap.dedent("""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     out, calls, resume = sys.argv[1], sys.argv[2], sys.argv[3] == "resume"
     shards = [Shard(f"s{i:02d}", "range", f"range:{i}", stop=1000 + i, expected_rows=1000 + i) for i in range(12)]
-    with JobRun("slow", Cfg(), RunOptions(out=out, run_id="r1", resume=resume, num_cpus=2), {"k": 12}, seed=None) as job:
+    with JobRun("slow", Cfg(), RunOptions(out=out, run_id="r1", resume=resume, num_cpus=2, executor="ray"), {"k": 12}, seed=None) as job:
         result = job.scan(shards, SlowTask(calls))
         job.write_json("result.json", [{k: r[k] for k in ("shard_id", "partial")} for r in result.results])
         job.commit(job.manifest())

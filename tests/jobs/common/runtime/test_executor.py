@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from jobs.common.cli.config import RunOptions
 from jobs.common.runtime.shards import Shard, ShardTask, choose_executor
 
@@ -23,16 +25,26 @@ def test_the_rule():
     assert choose_executor(RunOptions(executor="ray"), shards(5), task) == "ray"
     assert choose_executor(RunOptions(address="auto"), shards(5), task) == "ray"  # a cluster was asked for
     sized_by_limit = [Shard("s0", "in", "f", limit=50)]
-    if "ray" not in sys.modules or not sys.modules["ray"].is_initialized():  # a Ray running here is always used
-        assert choose_executor(RunOptions(), shards(60_000, 40_000), task) == "local"
-        assert choose_executor(RunOptions(), shards(60_000, 40_001), task) == "ray"
-        assert choose_executor(RunOptions(), shards(5, None), task) == "ray"  # a shard of unknown size
-        assert choose_executor(RunOptions(), sized_by_limit, task) == "local"  # --limit bounds it
-        # a shard whose rows are unknown up front (a JSON document) is sized by its stored bytes
-        by_bytes = [Shard("s0", "in", "f.json", size_bytes=task.local_bytes), *shards(100_000)]
-        assert choose_executor(RunOptions(), by_bytes, task) == "local"
-        assert choose_executor(RunOptions(), [Shard("s0", "in", "f.json", size_bytes=task.local_bytes + 1)],
-                               task) == "ray"
+    assert choose_executor(RunOptions(), shards(60_000, 40_000), task) == "local"
+    assert choose_executor(RunOptions(), shards(60_000, 40_001), task) == "ray"
+    assert choose_executor(RunOptions(), shards(5, None), task) == "ray"  # a shard of unknown size
+    assert choose_executor(RunOptions(), sized_by_limit, task) == "local"  # --limit bounds it
+    # a shard whose rows are unknown up front (a JSON document) is sized by its stored bytes
+    by_bytes = [Shard("s0", "in", "f.json", size_bytes=task.local_bytes), *shards(100_000)]
+    assert choose_executor(RunOptions(), by_bytes, task) == "local"
+    assert choose_executor(RunOptions(), [Shard("s0", "in", "f.json", size_bytes=task.local_bytes + 1)],
+                           task) == "ray"
+
+
+@pytest.mark.ray
+def test_a_ray_running_in_this_process_is_used_only_for_more_than_one_actor_s_work(ray_local):
+    """A small plan stays in the driver even beside a running Ray: Ray would give it one pool actor, this process's
+    own work plus a worker start and the task's setup. A large plan, or an --address, still goes to Ray."""
+    assert ray_local.is_initialized()
+    task = ShardTask()
+    assert choose_executor(RunOptions(), shards(60_000, 40_000), task) == "local"
+    assert choose_executor(RunOptions(), shards(60_000, 40_001), task) == "ray"
+    assert choose_executor(RunOptions(address="auto"), shards(5), task) == "ray"
 
 
 def test_a_small_docs_run_never_starts_ray(tmp_path):
