@@ -32,11 +32,33 @@ class RayCluster:
 
 
 STARTUP_TIMED_OUT = b"The current node timed out during startup"  # Ray's fixed 30 s for a raylet to register
+# A port chosen free was taken before the node's agent bound it (another Ray on this machine started workers): the
+# raylet exits at once ("one Ray agent failed ... port conflict"), after ``ray start`` said the runtime started.
+PORT_TAKEN = b"Address already in use"
+RETRIED = (STARTUP_TIMED_OUT, PORT_TAKEN)
+
+
+def _listening(node: subprocess.Popen, port: int) -> bool:
+    """Whether a process of ``node`` listens on ``port``: its runtime-env agent, which its raylet fate-shares with. A
+    node whose agent could not bind its port is never taken for a live one, even where another process holds the
+    port."""
+    try:
+        children = psutil.Process(node.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return False
+    for child in children:
+        try:
+            if any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in child.net_connections(kind="tcp")):
+                return True
+        except psutil.Error:
+            continue
+    return False
 
 
 def _start(cluster: RayCluster, name: str, args: list[str], timeout: float) -> subprocess.Popen:
-    """One ``ray start --block`` node; returns once it says its runtime started (its raylet registered). A start Ray
-    gave up on because its raylet did not register within its fixed 30 s (a busy machine) is tried again, twice."""
+    """One ``ray start --block`` node; returns once it says its runtime started (its raylet registered) and its
+    runtime-env agent listens. A start Ray gave up on because its raylet did not register within its fixed 30 s (a
+    busy machine), or whose agent found its port taken, is tried again on new ports, twice."""
     log_path = cluster.root / f"{name}.log"
     retries = 2
     while True:
@@ -54,13 +76,13 @@ def _start(cluster: RayCluster, name: str, args: list[str], timeout: float) -> s
                                     stdout=log, stderr=subprocess.STDOUT, env=cluster.env, start_new_session=True)
         cluster.nodes.append(proc)
         deadline = time.monotonic() + timeout
-        while b"Ray runtime started" not in log_path.read_bytes():
+        while b"Ray runtime started" not in log_path.read_bytes() or not _listening(proc, runtime_env):
             if proc.poll() is not None or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         else:
             return proc
-        if proc.poll() is not None and STARTUP_TIMED_OUT in log_path.read_bytes() and retries:
+        if proc.poll() is not None and any(why in log_path.read_bytes() for why in RETRIED) and retries:
             retries -= 1
             _stop(proc)
             cluster.nodes.remove(proc)
